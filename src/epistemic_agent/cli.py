@@ -1,0 +1,312 @@
+"""The `epistemic` command line. Heavy modules are imported inside each command, not here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+EXIT_REJECTED = 2
+EXIT_USAGE = 2
+EXIT_RECORD = 3
+EXIT_TIMEOUT = 124
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one clear line, exit status 2."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except UsageError as error:
+        print(f"epistemic: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as error:
+        print(f"epistemic: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("epistemic: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # journal errors and the like: one line, never a traceback
+        from .journal import JournalError
+
+        if isinstance(error, JournalError):
+            print(f"epistemic: {error}", file=sys.stderr)
+            return EXIT_RECORD
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="epistemic",
+        description="Gated, justified, journaled tool calls: every act says what it is and why.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in _COMMANDS:
+        register(sub)
+    return parser
+
+
+def _workspace_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-C",
+        dest="directory",
+        default=".",
+        metavar="DIR",
+        help="the workspace (default: the current directory)",
+    )
+
+
+def _register_exec(sub: Any) -> None:
+    p = sub.add_parser(
+        "exec",
+        help="run one gated shell act",
+        description="Run one shell command through the gate, journal and report. "
+        "Exits with the command's status; 2 when rejected; 124 on timeout.",
+    )
+    p.add_argument("--type", dest="act", help="the act type (see `epistemic types`)")
+    p.add_argument("--reason", help="why this act, now")
+    _workspace_option(p)
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds before the command's process group is killed (default 120)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "words",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND...",
+        help="one argument is a shell command line; several are quoted as argv",
+    )
+    p.set_defaults(handler=_cmd_exec)
+
+
+def _register_tool(sub: Any) -> None:
+    p = sub.add_parser(
+        "tool",
+        help="call any tool with raw JSON arguments",
+        description="Call bash, read_file, write_file or str_replace_edit with "
+        "the JSON arguments a model would send.",
+    )
+    p.add_argument("name", help="the tool name")
+    p.add_argument("--args", required=True, metavar="JSON", help="the arguments object")
+    _workspace_option(p)
+    p.add_argument("--timeout", type=float, metavar="S")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_cmd_tool)
+
+
+def _register_readers(sub: Any) -> None:
+    p = sub.add_parser("log", help="the session's calls, one merged record each")
+    p.add_argument("dir", nargs="?", default=".", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.set_defaults(handler=_cmd_log)
+    p = sub.add_parser("report", help="re-render RATIONALE.md from the journal")
+    p.add_argument("dir", nargs="?", default=".", metavar="DIR")
+    p.set_defaults(handler=_cmd_report)
+    p = sub.add_parser(
+        "verify",
+        help="check the journal's hash chain",
+        description="Exit 0 when intact, 1 when tampered, 3 when the last "
+        "line is torn (a crash mid-write), 2 when there is no journal.",
+    )
+    p.add_argument("dir", nargs="?", default=".", metavar="DIR|JOURNAL")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_cmd_verify)
+    p = sub.add_parser("types", help="the act vocabulary")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_cmd_types)
+    p = sub.add_parser("rules", help="the gate's rule ids")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_cmd_rules)
+
+
+def _open_session(args: argparse.Namespace) -> Any:
+    from .session import Session, Settings
+
+    directory = Path(args.directory)
+    if not directory.is_dir():
+        raise UsageError(f"workspace {directory} is not a directory")
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not timeout > 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    settings = Settings() if timeout is None else Settings(timeout=timeout)
+    return Session(directory, settings)
+
+
+def _cmd_exec(args: argparse.Namespace) -> int:
+    import shlex
+
+    words = list(args.words)
+    if words and words[0] == "--":
+        words = words[1:]
+    payload: dict[str, Any] = {}
+    if words:
+        payload["command"] = words[0] if len(words) == 1 else shlex.join(words)
+    for key, value in (("type", args.act), ("reason", args.reason)):
+        if value is not None:
+            payload[key] = value
+    return _run_call(args, "bash", payload)
+
+
+def _cmd_tool(args: argparse.Namespace) -> int:
+    try:
+        payload = json.loads(args.args)
+    except ValueError as error:
+        from .gate import Rejected
+
+        rejected = Rejected(
+            "args-not-object", f"--args is not valid JSON ({error}).", args.name, given=args.args
+        )
+        with _open_session(args) as session:
+            return _print_result(args, session.reject(rejected), streamed=False)
+    return _run_call(args, args.name, payload)
+
+
+def _run_call(args: argparse.Namespace, tool: str, payload: Any) -> int:
+    streamed = not args.json and tool == "bash"
+    sink = _stream_output if streamed else None
+    with _open_session(args) as session:
+        result = session.call(tool, payload, on_output=sink)
+    return _print_result(args, result, streamed)
+
+
+def _stream_output(done: Any) -> None:
+    """Copy the command's complete output to our stdout and stderr."""
+    import shutil
+
+    for path, stream in ((done.stdout, sys.stdout), (done.stderr, sys.stderr)):
+        stream.flush()
+        with open(path, "rb") as handle:
+            shutil.copyfileobj(handle, stream.buffer)
+        stream.flush()
+
+
+def _print_result(args: argparse.Namespace, result: Any, streamed: bool) -> int:
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+    elif result.status == "rejected":
+        print(f"REJECTED {result.rule}: {result.message}", file=sys.stderr)
+    elif not streamed:
+        text = result.stdout if result.ok else result.outcome
+        print(
+            text,
+            end="" if text.endswith("\n") else "\n",
+            file=sys.stdout if result.ok else sys.stderr,
+        )
+    if result.status == "rejected":
+        return EXIT_REJECTED
+    if result.timed_out:
+        return EXIT_TIMEOUT
+    if result.returncode is not None:
+        return int(result.returncode)
+    return 0 if result.ok else 1
+
+
+def _journal_path(target: str) -> Path:
+    from .layout import Layout
+
+    path = Path(target)
+    journal = path if path.is_file() else Layout.find(path).journal
+    if not journal.is_file():
+        raise UsageError(f"no journal at {journal}")
+    return journal
+
+
+def _cmd_log(args: argparse.Namespace) -> int:
+    from .journal import read_records
+    from .records import merge_calls
+
+    records, notes = read_records(_journal_path(args.dir))
+    views = merge_calls(records)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.json:
+        print(json.dumps([v.to_json() for v in views], ensure_ascii=False, indent=1))
+        return 0
+    from .tables import calls_table
+
+    calls_table(views)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .layout import Layout
+    from .report import rebuild
+
+    journal = _journal_path(args.dir)
+    layout = Layout.find(journal)
+    position = rebuild(layout)
+    print(f"{layout.report} re-rendered from {position.lines} journal line(s)")
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from .layout import Layout
+    from .verify import verify_journal
+
+    journal = _journal_path(args.dir)
+    layout = Layout.find(journal)
+    anchor = layout.head if layout.journal == journal.resolve() else None
+    result = verify_journal(journal, anchor)
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return result.exit_code
+    if result.status == "intact":
+        print(f"intact: {result.lines} line(s), head {result.head}")
+    else:
+        print(f"{result.status.upper()}: {result.problem}")
+    for note in result.notes:
+        print(f"note: {note}")
+    return result.exit_code
+
+
+def _cmd_types(args: argparse.Namespace) -> int:
+    from .vocabulary import ACTS, FILE_TOOL_ACTS
+
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "acts": [
+                        {"name": a.name, "meaning": a.meaning, "mutating": a.mutating} for a in ACTS
+                    ],
+                    "file_tools": FILE_TOOL_ACTS,
+                },
+                indent=1,
+            )
+        )
+        return 0
+    width = max(len(a.name) for a in ACTS)
+    for act in ACTS:
+        flag = "mutating" if act.mutating else "read-only"
+        print(f"{act.name:<{width}}  {flag:<9}  {act.meaning}")
+    print("\nfile tools: " + ", ".join(f"{k} = {v}" for k, v in FILE_TOOL_ACTS.items()))
+    return 0
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from .gate import RULES
+
+    if args.json:
+        print(json.dumps(RULES, indent=1))
+        return 0
+    width = max(map(len, RULES))
+    for rule, meaning in RULES.items():
+        print(f"{rule:<{width}}  {meaning}")
+    return 0
+
+
+_COMMANDS: list[Callable[[Any], None]] = [_register_exec, _register_tool, _register_readers]
+
+if __name__ == "__main__":
+    sys.exit(main())

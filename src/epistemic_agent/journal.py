@@ -1,0 +1,262 @@
+"""The journal: append-only, hash-chained JSON Lines, locked against concurrent writers."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT_VERSION = 1
+GENESIS = "0" * 64
+PREFIX = b'{"prev":"'
+CHUNK = 1 << 20
+
+Record = dict[str, Any]
+
+
+class JournalError(Exception):
+    """The journal cannot be appended to safely (its chain is broken, or it is unreadable)."""
+
+
+def line_hash(body: bytes) -> str:
+    """The chain hash of one line: SHA-256 of its bytes, without the newline."""
+    return hashlib.sha256(body).hexdigest()
+
+
+def encode(record: Record) -> bytes:
+    """Serialise a record compactly; `prev` must already be its first key."""
+    try:
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=repr)
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: fall back to escapes, still valid JSON
+        return json.dumps(record, separators=(",", ":"), default=repr).encode("ascii")
+
+
+def decode(body: bytes) -> Record | None:
+    """Parse one line; None when it is not a JSON object."""
+    try:
+        value = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@dataclass
+class Position:
+    """How far a reader or writer has followed the journal."""
+
+    offset: int = 0
+    lines: int = 0
+    head: str = GENESIS
+    last_seq: int = 0
+
+    def to_json(self) -> Record:
+        return {
+            "offset": self.offset,
+            "lines": self.lines,
+            "head": self.head,
+            "last_seq": self.last_seq,
+        }
+
+    def copy(self) -> Position:
+        return Position(self.offset, self.lines, self.head, self.last_seq)
+
+    def advance(self, body: bytes, record: Record) -> Position:
+        """Step over one line (given without its newline); return the position before it."""
+        before = self.copy()
+        self.offset += len(body) + 1
+        self.lines += 1
+        self.head = line_hash(body)
+        seq = record.get("seq")
+        if record.get("kind") in ("call", "rejected") and isinstance(seq, int):
+            self.last_seq = max(self.last_seq, seq)
+        return before
+
+    @classmethod
+    def from_json(cls, data: object) -> Position | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(
+                int(data["offset"]), int(data["lines"]), str(data["head"]), int(data["last_seq"])
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+#: Called with each record and the journal position just before its line.
+Fold = Callable[[Record, Position], None]
+
+
+def read_lines(fd: int, start: int, end: int) -> Iterator[bytes]:
+    """The lines between two offsets, each with its newline; a torn last piece comes without."""
+    pending = b""
+    offset = start
+    while offset < end:
+        chunk = os.pread(fd, min(CHUNK, end - offset), offset)
+        if not chunk:
+            break
+        offset += len(chunk)
+        pieces = (pending + chunk).split(b"\n")
+        pending = pieces.pop()
+        for piece in pieces:
+            yield piece + b"\n"
+    if pending:
+        yield pending
+
+
+def follow(path: Path, position: Position) -> Iterator[tuple[Record, Position]]:
+    """Each complete record from `position` on (which it advances), with the position before."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        for line in read_lines(fd, position.offset, size):
+            if not line.endswith(b"\n"):
+                break
+            body = line[:-1]
+            record = decode(body) or {"kind": "unreadable"}
+            yield record, position.advance(body, record)
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class JournalWriter:
+    """Appends records to one journal file. Use `locked()` around every append."""
+
+    path: Path
+    fold: Fold
+    position: Position = field(default_factory=Position)
+    _fd: int = -1
+    _unsynced: bool = False
+
+    def open(self, start: Position | None = None) -> bool:
+        """Open (creating) the file; resume from `start` if it still matches. True if resumed."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        resumed = start is not None and self._valid_start(start)
+        self.position = start.copy() if start is not None and resumed else Position()
+        return resumed
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            if self._unsynced:
+                os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = -1
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the journal's lock and catch up with what other writers appended."""
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            self._catch_up()
+            yield
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def append(self, record: Record, *, durable: bool) -> Record:
+        """Chain, write and (if durable) fsync one record. Caller holds the lock."""
+        full: Record = {
+            "prev": self.position.head,
+            "n": self.position.lines + 1,
+            "v": FORMAT_VERSION,
+        }
+        full.update(record)
+        body = encode(full)
+        self._write(body + b"\n")
+        if durable:
+            os.fsync(self._fd)
+            self._unsynced = False
+        else:
+            self._unsynced = True
+        self._advance(body, full)
+        return full
+
+    def _advance(self, body: bytes, record: Record) -> None:
+        self.fold(record, self.position.advance(body, record))
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    def _catch_up(self) -> None:
+        size = os.fstat(self._fd).st_size
+        if size < self.position.offset:
+            raise JournalError(f"{self.path} shrank below what was already read: truncated")
+        torn = b""
+        for body in read_lines(self._fd, self.position.offset, size):
+            if body.endswith(b"\n"):
+                self._take(body[:-1])
+            else:
+                torn = body
+        if torn:
+            self._recover_torn(torn)
+
+    def _take(self, body: bytes) -> None:
+        record = decode(body)
+        if record is None:
+            record = {"kind": "unreadable"}  # a torn line closed by an earlier recovery
+        elif record.get("prev") != self.position.head:
+            raise JournalError(
+                f"{self.path}: the hash chain breaks at line {self.position.lines + 1}; "
+                "run `epistemic verify` before appending to it"
+            )
+        self._advance(body, record)
+
+    def _recover_torn(self, torn: bytes) -> None:
+        """A line cut by a crash: close it and record that it is torn (never silently dropped)."""
+        self._write(b"\n")
+        self._advance(torn, {"kind": "unreadable"})
+        self.append(
+            {"kind": "recovery", "torn_line": self.position.lines, "torn_bytes": len(torn)},
+            durable=True,
+        )
+
+    def _valid_start(self, start: Position) -> bool:
+        """Whether a remembered position still matches the file (its previous line hashes right)."""
+        if start.offset == 0:
+            return start.lines == 0
+        size = os.fstat(self._fd).st_size
+        if start.offset > size:
+            return False
+        window = min(start.offset, 1 << 16)
+        tail = os.pread(self._fd, window, start.offset - window)
+        if not tail.endswith(b"\n"):
+            return False
+        body = tail[:-1].rsplit(b"\n", 1)[-1]
+        return line_hash(body) == start.head and (window == start.offset or b"\n" in tail[:-1])
+
+
+def read_records(path: Path) -> tuple[list[Record], list[str]]:
+    """Every readable record of a journal, and plain-language notes on what was odd."""
+    records: list[Record] = []
+    notes: list[str] = []
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.endswith(b"\n"):
+                notes.append(
+                    f"line {number} is torn (incomplete: a crash mid-write, "
+                    "or still being written); it was not read"
+                )
+                break
+            record = decode(line[:-1])
+            if record is None:
+                notes.append(f"line {number} is not a JSON object; skipped")
+                continue
+            version = record.get("v", FORMAT_VERSION)
+            if isinstance(version, int) and version > FORMAT_VERSION:
+                notes.append(
+                    f"line {number} has format version {version}, newer than this "
+                    f"reader ({FORMAT_VERSION}); read what is understood"
+                )
+            records.append(record)
+    return records, notes

@@ -1,0 +1,126 @@
+"""Markdown for RATIONALE.md: pure functions from report state to text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .records import CallView
+from .vocabulary import act_order
+
+
+def header(session: Mapping[str, Any]) -> str:
+    lines = ["# RATIONALE", ""]
+    if session:
+        facts = [
+            f"session `{session.get('session', '?')}`",
+            f"started {session.get('started', '?')}",
+            f"workspace `{session.get('workspace', '?')}`",
+        ]
+        if session.get("git_head"):
+            facts.append(f"git `{str(session['git_head'])[:12]}`")
+        facts.append(f"user `{session.get('user', '?')}`")
+        facts.append(f"epistemic-agent {session.get('tool_version', '?')}")
+        lines += ["_" + " · ".join(facts) + "_", ""]
+        task = session.get("task")
+        if isinstance(task, str) and task.strip():
+            lines += ["**Task:** " + _one_paragraph(task), ""]
+    return "\n".join(lines) + "\n"
+
+
+def shape(counts: Mapping[str, int], shell: int, rejected: int) -> str:
+    total = sum(counts.values())
+    lines = [f"_{total} tool call(s), of which {shell} shell act(s) with a declared intent._"]
+    if rejected:
+        lines.append(f"_{rejected} call(s) rejected by the gate; they did not run._")
+    lines.append("")
+    if total:
+        lines += ["| act type | calls | share |", "|----------|------:|------:|"]
+        for act in sorted(counts, key=act_order):
+            if counts[act]:
+                lines.append(f"| `{act}` | {counts[act]} | {round(100 * counts[act] / total)}% |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def entry(view: CallView) -> str:
+    """One numbered narrative entry."""
+    act = f"`{view.act}`" if view.act else "(no act)"
+    title = f"### {view.seq}. {act} · {view.label}"
+    if view.tool != "bash":
+        title += f" · {view.tool}"
+    parts = [title, "", f"**Why:** {_one_paragraph(view.reason) or '_(no reason given)_'}", ""]
+    if view.command:
+        parts += [_code(view.command, view.tool == "bash"), ""]
+    if view.status == "rejected":
+        parts += [f"**Rejected** (`{view.rule}`): {_one_paragraph(view.message or '')}", ""]
+    elif view.status == "unknown":
+        parts += [
+            "**Outcome:** unknown: no outcome was recorded (still running, or the "
+            "session was killed during this call)",
+            "",
+        ]
+    else:
+        parts += [f"**Outcome:** {_one_paragraph(view.outcome)}", ""]
+    return "\n".join(parts) + "\n"
+
+
+def narrative(earlier_pages: Iterable[tuple[int, int, str]], entries: Iterable[str]) -> str:
+    lines = ["## Narrative", ""]
+    pages = list(earlier_pages)
+    if pages:
+        links = ", ".join(f"[{first}–{last}]({link})" for first, last, link in pages)
+        lines += [f"Earlier calls, one page per {pages[0][1] - pages[0][0] + 1}: {links}.", ""]
+    return "\n".join(lines) + "\n" + "".join(entries)
+
+
+def dead_ends(ends: Iterable[Mapping[str, Any]]) -> str:
+    lines = ["## Dead ends", ""]
+    items = [
+        f"- **Call {end['seq']}** ({end.get('label', '?')}): {_one_paragraph(end['reason'])}"
+        f" `{_inline(end['command'])}`"
+        for end in ends
+    ]
+    lines += items or ["_No reverts: no change-state was undone._"]
+    return "\n".join(lines) + "\n\n"
+
+
+def rejections(by_rule: Mapping[str, int]) -> str:
+    lines = ["## Rejections by rule", ""]
+    if not by_rule:
+        return "\n".join([*lines, "_No call was rejected._"]) + "\n\n"
+    lines += ["| rule | calls |", "|------|------:|"]
+    lines += [
+        f"| `{rule}` | {count} |"
+        for rule, count in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    return "\n".join(lines) + "\n\n"
+
+
+def footer(head: str, lines: int) -> str:
+    return (
+        f"---\n\n_Journal head: `{head}` after {lines} line(s) of "
+        "`.epistemic/journal.jsonl`. Check it with `epistemic verify`._\n"
+    )
+
+
+def page(first: int, last: int, entries: Iterable[str]) -> str:
+    return f"# RATIONALE: calls {first}–{last}\n\n" + "".join(entries)
+
+
+def _one_paragraph(text: str) -> str:
+    return re.sub(r"\s*\n\s*", " ", text.strip())
+
+
+def _inline(text: str) -> str:
+    flat = _one_paragraph(text).replace("`", "'")
+    return flat if len(flat) <= 160 else flat[:157] + "..."
+
+
+def _code(text: str, shell: bool) -> str:
+    if not shell:
+        return f"`{_inline(text)}`"
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}bash\n{text.rstrip()}\n{fence}"

@@ -1,0 +1,230 @@
+"""RATIONALE.md as an incremental projection of the journal: folding one record costs O(1).
+
+The narrative is paged: RATIONALE.md holds the current page of calls in full and links the
+earlier pages, which are written once under `.epistemic/report/`. Rendering therefore costs
+the same at call 10,000 as at call 100. A checkpoint taken at each page start lets a new
+process (one `epistemic exec` per command) resume without re-reading the whole journal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import render
+from .fsutil import atomic_write
+from .journal import Position, Record, follow
+from .layout import PAGES_DIR, RECORD_DIR, Layout
+from .records import CallView, view_of
+
+PAGE_SIZE = 100
+CHECKPOINT_VERSION = 1
+_HEADER_DROP = ("prev", "n", "v", "kind")
+
+
+@dataclass
+class Totals:
+    """Everything the report needs that is not the current page: small and serialisable."""
+
+    session: dict[str, Any] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)
+    shell: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    dead_ends: dict[int, dict[str, Any]] = field(default_factory=dict)
+    page: int = 0
+    page_offsets: list[int] = field(default_factory=lambda: [0])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "counts": dict(self.counts),
+            "shell": self.shell,
+            "rejected": dict(self.rejected),
+            "dead_ends": list(self.dead_ends.values()),
+            "page": self.page,
+            "page_offsets": self.page_offsets,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Totals:
+        return cls(
+            dict(data["session"]),
+            Counter(data["counts"]),
+            int(data["shell"]),
+            Counter(data["rejected"]),
+            {int(d["seq"]): d for d in data["dead_ends"]},
+            int(data["page"]),
+            [int(o) for o in data["page_offsets"]],
+        )
+
+
+class Report:
+    """Folds journal records into report state and writes RATIONALE.md and its pages."""
+
+    def __init__(self, layout: Layout, page_size: int = PAGE_SIZE) -> None:
+        self.layout = layout
+        self.page_size = page_size
+        self.totals = Totals()
+        self.entries: dict[int, CallView] = {}
+        self._text: dict[int, str] = {}
+        self._stale_pages: set[int] = set()
+        self._checkpoint_due: dict[str, Any] | None = None
+
+    def reset(self) -> None:
+        self.__init__(self.layout, self.page_size)  # type: ignore[misc]
+
+    # -- folding ---------------------------------------------------------------------------
+
+    def fold(self, record: Record, before: Position) -> None:
+        kind = record.get("kind")
+        if kind == "session":
+            self.totals.session = {k: v for k, v in record.items() if k not in _HEADER_DROP}
+        elif kind == "outcome":
+            self._fold_outcome(record)
+        else:
+            view = view_of(record)
+            if view is not None:
+                self._fold_call(view, record, before)
+
+    def _fold_call(self, view: CallView, record: Record, before: Position) -> None:
+        page = (view.seq - 1) // self.page_size
+        if page > self.totals.page:
+            self._turn_page(page, before)
+        elif page < self.totals.page:
+            self._stale_pages.add(page)
+        totals = self.totals
+        if view.status == "rejected":
+            totals.rejected[str(view.rule)] += 1
+        elif view.act is not None:
+            totals.counts[view.act] += 1
+            totals.shell += record.get("tool") == "bash"
+            if view.act == "revert":
+                totals.dead_ends[view.seq] = {
+                    "seq": view.seq,
+                    "reason": view.reason,
+                    "command": view.command,
+                    "label": view.label,
+                }
+        if page == totals.page:
+            self.entries[view.seq] = view
+            self._text.pop(view.seq, None)
+
+    def _fold_outcome(self, record: Record) -> None:
+        seq = record.get("seq")
+        if not isinstance(seq, int):
+            return
+        view = self.entries.get(seq)
+        if view is not None:
+            view.apply_outcome(record)
+            self._text.pop(seq, None)
+        elif (seq - 1) // self.page_size < self.totals.page:
+            self._stale_pages.add((seq - 1) // self.page_size)
+        end = self.totals.dead_ends.get(seq)
+        if end is not None:
+            end["label"] = "ok" if record.get("ok") else "FAILED"
+
+    def _turn_page(self, page: int, before: Position) -> None:
+        """The current page is complete: write it once, start the next one, checkpoint."""
+        self._write_page(self.totals.page, list(self.entries.values()))
+        self.entries.clear()
+        self._text.clear()
+        while len(self.totals.page_offsets) <= page:
+            self.totals.page_offsets.append(before.offset)
+        self.totals.page = page
+        self._checkpoint_due = {
+            "v": CHECKPOINT_VERSION,
+            "position": before.to_json(),
+            "totals": self.totals.to_json(),
+        }
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def write(self, position: Position) -> None:
+        """Render RATIONALE.md (atomically), re-render stale pages, save a due checkpoint."""
+        for page in sorted(self._stale_pages):
+            self._rerender_page(page, position)
+        self._stale_pages.clear()
+        atomic_write(self.layout.report, self.render(position).encode("utf-8"))
+        if self._checkpoint_due is not None:
+            data = json.dumps(self._checkpoint_due).encode("utf-8")
+            atomic_write(self.layout.checkpoint, data)
+            self._checkpoint_due = None
+
+    def render(self, position: Position) -> str:
+        totals = self.totals
+        pages = [(*self._page_range(p), self._page_link(p)) for p in range(totals.page)]
+        entries = [self._entry_text(seq) for seq in sorted(self.entries)]
+        dead = [totals.dead_ends[seq] for seq in sorted(totals.dead_ends)]
+        return "".join(
+            [
+                render.header(totals.session),
+                render.shape(totals.counts, totals.shell, sum(totals.rejected.values())),
+                render.narrative(pages, entries),
+                render.dead_ends(dead),
+                render.rejections(totals.rejected),
+                render.footer(position.head, position.lines),
+            ]
+        )
+
+    def _entry_text(self, seq: int) -> str:
+        text = self._text.get(seq)
+        if text is None:
+            text = self._text[seq] = render.entry(self.entries[seq])
+        return text
+
+    def _page_range(self, page: int) -> tuple[int, int]:
+        return page * self.page_size + 1, (page + 1) * self.page_size
+
+    def _page_link(self, page: int) -> str:
+        first, last = self._page_range(page)
+        return f"{RECORD_DIR}/{PAGES_DIR}/calls-{first:06d}-{last:06d}.md"
+
+    def _write_page(self, page: int, views: list[CallView]) -> None:
+        first, last = self._page_range(page)
+        text = render.page(first, last, (render.entry(v) for v in sorted(views, key=_seq)))
+        atomic_write(self.layout.workspace / self._page_link(page), text.encode("utf-8"))
+
+    def _rerender_page(self, page: int, position: Position) -> None:
+        """A late outcome landed on a finished page: rebuild that page from the journal."""
+        start = Position(offset=self.totals.page_offsets[page])
+        views: dict[int, CallView] = {}
+        first, last = self._page_range(page)
+        for record, before in follow(self.layout.journal, start):
+            if before.offset >= position.offset:
+                break
+            view = view_of(record)
+            if view is not None and first <= view.seq <= last:
+                views[view.seq] = view
+            elif record.get("kind") == "outcome" and record.get("seq") in views:
+                views[record["seq"]].apply_outcome(record)
+        self._write_page(page, list(views.values()))
+
+    # -- resuming --------------------------------------------------------------------------
+
+    def load_checkpoint(self) -> Position | None:
+        """Restore the state saved at the current page's start; None if there is none usable."""
+        try:
+            data = json.loads(self.layout.checkpoint.read_bytes())
+            position = Position.from_json(data["position"])
+            if data.get("v") != CHECKPOINT_VERSION or position is None:
+                return None
+            self.totals = Totals.from_json(data["totals"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return position
+
+
+def _seq(view: CallView) -> int:
+    return view.seq
+
+
+def rebuild(layout: Layout, page_size: int = PAGE_SIZE) -> Position:
+    """Re-render RATIONALE.md and every page from the whole journal (`epistemic report`)."""
+    report = Report(layout, page_size)
+    position = Position()
+    for record, before in follow(layout.journal, position):
+        report.fold(record, before)
+    report.write(position)
+    return position

@@ -1,0 +1,339 @@
+"""A session: gate, journal, executor and report wired together. The Python API."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from . import __version__
+from .evidence import DEFAULT_CAP, EvidenceStore
+from .executor import DEFAULT_TIMEOUT, Execution, bounded_text, run_shell
+from .filetools import precheck, run_file_tool
+from .fsutil import atomic_write
+from .gate import MIN_REASON, Call, GateConfig, Rejected, check
+from .journal import JournalWriter, Record
+from .layout import Layout
+from .records import call_record, now, outcome_record, rejected_record
+from .report import Report
+
+OutputSink = Callable[[Execution], None]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Knobs of a session; the defaults suit an agent."""
+
+    timeout: float = DEFAULT_TIMEOUT
+    output_limit: int = 16_000
+    evidence_cap: int = DEFAULT_CAP
+    min_reason: int = MIN_REASON
+
+
+@dataclass
+class CallResult:
+    """What one call came to. `status` is "ran" or "rejected"."""
+
+    status: str
+    seq: int
+    tool: str
+    act: str | None
+    rule: str | None = None
+    message: str | None = None
+    returncode: int | None = None
+    ok: bool = False
+    stdout: str = ""
+    stderr: str = ""
+    outcome: str = ""
+    duration: float = 0.0
+    timed_out: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's `--json` contract (fields may be added, never removed)."""
+        return {
+            "status": self.status,
+            "rule": self.rule,
+            "message": self.message,
+            "returncode": self.returncode,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "seq": self.seq,
+            "tool": self.tool,
+            "act": self.act,
+            "ok": self.ok,
+            "outcome": self.outcome,
+            "duration": round(self.duration, 6),
+            "timed_out": self.timed_out,
+        }
+
+    def for_model(self) -> str:
+        """The tool result text a model sees."""
+        if self.status == "rejected":
+            return f"REJECTED {self.rule}: {self.message}"
+        if self.tool != "bash":
+            return self.stdout if self.ok else f"ERROR: {self.outcome}"
+        body: dict[str, Any] = {
+            "returncode": self.returncode,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+        }
+        if self.timed_out:
+            body["timed_out"] = True
+        return json.dumps(body, ensure_ascii=False)
+
+
+@dataclass
+class Session:
+    """Gated, journaled tool calls in one workspace. Continues the workspace's journal if any."""
+
+    workspace: Path
+    settings: Settings = field(default_factory=Settings)
+    header: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.workspace = Path(self.workspace).resolve()
+        if not self.workspace.is_dir():
+            raise NotADirectoryError(f"workspace {self.workspace} is not a directory")
+        self.layout = Layout(self.workspace)
+        self.report = Report(self.layout)
+        self.journal = JournalWriter(self.layout.journal, self.report.fold)
+        self.evidence = EvidenceStore(self.layout.evidence, self.settings.evidence_cap)
+        self.gate = GateConfig(str(self.workspace), self.settings.min_reason)
+        if not self.journal.open(self.report.load_checkpoint()):
+            self.report.reset()
+        with self.journal.locked():
+            if self.journal.position.lines == 0:
+                self.journal.append(self._session_record(), durable=True)
+                self._publish()
+
+    @property
+    def session_id(self) -> str:
+        return str(self.report.totals.session.get("session", ""))
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.journal.close()
+
+    # -- the four tools --------------------------------------------------------------------
+
+    def bash(self, command: str, type: str, reason: str) -> CallResult:
+        return self.call("bash", {"command": command, "type": type, "reason": reason})
+
+    def read_file(
+        self, path: str, reason: str, start_line: int | None = None, end_line: int | None = None
+    ) -> CallResult:
+        args: dict[str, Any] = {"path": path, "reason": reason}
+        if start_line is not None:
+            args["start_line"] = start_line
+        if end_line is not None:
+            args["end_line"] = end_line
+        return self.call("read_file", args)
+
+    def write_file(self, path: str, content: str, reason: str) -> CallResult:
+        return self.call("write_file", {"path": path, "content": content, "reason": reason})
+
+    def str_replace_edit(self, path: str, old: str, new: str, reason: str) -> CallResult:
+        return self.call(
+            "str_replace_edit", {"path": path, "old": old, "new": new, "reason": reason}
+        )
+
+    def call(self, tool: object, args: object, on_output: OutputSink | None = None) -> CallResult:
+        """Gate, journal and run one call exactly as a model would send it."""
+        verdict = check(tool, args, self.gate)
+        if isinstance(verdict, Call) and verdict.path is not None:
+            verdict = precheck(verdict, self.workspace) or verdict
+        if isinstance(verdict, Rejected):
+            return self.reject(verdict)
+        inputs = self._store_inputs(verdict)
+        with self.journal.locked():
+            seq = self.journal.position.last_seq + 1
+            self.journal.append(call_record(seq, verdict, inputs), durable=True)
+            self._publish()
+        try:
+            if verdict.tool == "bash":
+                return self._run_bash(seq, verdict, on_output)
+            return self._run_file_tool(seq, verdict)
+        except BaseException:
+            self._record(
+                {
+                    "kind": "outcome",
+                    "seq": seq,
+                    "t": now(),
+                    "ok": False,
+                    "outcome": "interrupted before the call finished",
+                    "interrupted": True,
+                }
+            )
+            raise
+
+    def reject(self, rejected: Rejected) -> CallResult:
+        """Journal a refused call (it never runs) and return it as a result."""
+        with self.journal.locked():
+            seq = self.journal.position.last_seq + 1
+            self.journal.append(rejected_record(seq, rejected), durable=False)
+            self._publish()
+        return CallResult(
+            "rejected", seq, rejected.tool, rejected.act, rejected.rule, rejected.message
+        )
+
+    def event(self, kind: str, **fields: Any) -> None:
+        """Journal a record that is not a tool call (a model call, the model's text, a stop)."""
+        self._record({"kind": kind, "t": now(), **fields})
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _run_bash(self, seq: int, call: Call, on_output: OutputSink | None) -> CallResult:
+        assert call.command is not None
+        done = run_shell(call.command, self.workspace, self.settings.timeout, self.layout.scratch)
+        limit = self.settings.output_limit
+        stdout, stderr = bounded_text(done.stdout, limit), bounded_text(done.stderr, limit)
+        if on_output is not None:
+            on_output(done)
+        evidence = {
+            name: ref.to_json()
+            for name, path in (("stdout", done.stdout), ("stderr", done.stderr))
+            if (ref := self.evidence.adopt(path)) is not None
+        }
+        ok = done.returncode == 0 and not done.timed_out
+        outcome = _summarise(done, stdout, stderr, self.settings.timeout)
+        self._record(
+            outcome_record(
+                seq,
+                ok,
+                outcome,
+                done.duration,
+                evidence,
+                returncode=done.returncode,
+                timed_out=done.timed_out,
+            )
+        )
+        return CallResult(
+            "ran",
+            seq,
+            "bash",
+            call.act,
+            returncode=done.returncode,
+            ok=ok,
+            stdout=stdout,
+            stderr=stderr,
+            outcome=outcome,
+            duration=done.duration,
+            timed_out=done.timed_out,
+        )
+
+    def _run_file_tool(self, seq: int, call: Call) -> CallResult:
+        started = time.monotonic()
+        done = run_file_tool(call, self.workspace, self.settings.output_limit)
+        duration = time.monotonic() - started
+        name = "content" if call.tool == "read_file" else "diff"
+        ref = self.evidence.put(done.evidence)
+        evidence = {name: ref.to_json()} if ref is not None else {}
+        self._record(outcome_record(seq, done.ok, done.outcome, duration, evidence))
+        return CallResult(
+            "ran",
+            seq,
+            call.tool,
+            call.act,
+            ok=done.ok,
+            stdout=done.text if done.ok else "",
+            outcome=done.outcome,
+            duration=duration,
+        )
+
+    def _store_inputs(self, call: Call) -> dict[str, Any] | None:
+        """Large inputs (new content, edit texts) go to evidence before the declaration."""
+        keys = [k for k in ("content", "old", "new") if k in call.args]
+        if not keys:
+            return None
+        blob = json.dumps({k: call.args[k] for k in keys}, ensure_ascii=False).encode(
+            "utf-8", "surrogateescape"
+        )
+        ref = self.evidence.put(blob)
+        return ref.to_json() if ref is not None else None
+
+    def _record(self, record: Record) -> None:
+        with self.journal.locked():
+            self.journal.append(record, durable=False)
+            self._publish()
+
+    def _publish(self) -> None:
+        """Re-render the report and move the head anchor (caller holds the journal lock)."""
+        position = self.journal.position
+        self.report.write(position)
+        atomic_write(self.layout.head, json.dumps(position.to_json()).encode("ascii"))
+
+    def _session_record(self) -> Record:
+        record: Record = {
+            "kind": "session",
+            "session": os.urandom(16).hex(),
+            "started": now(),
+            "tool_version": __version__,
+            "workspace": str(self.workspace),
+            "git_head": _git_head(self.workspace),
+            "user": _user(),
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "python": sys.version.split()[0],
+        }
+        record.update(self.header)
+        return record
+
+
+def _summarise(done: Execution, stdout: str, stderr: str, timeout: float) -> str:
+    if done.timed_out:
+        text = f"timed out after {timeout:g} s; the command's process group was killed"
+    else:
+        first = next(
+            (line.strip() for line in (stdout + "\n" + stderr).splitlines() if line.strip()), ""
+        )
+        excerpt = first if len(first) <= 100 else first[:97] + "..."
+        text = f"rc={done.returncode} — {excerpt or '(no output)'}"
+    if done.stopped_background:
+        text += " (background processes it left were stopped)"
+    return text
+
+
+def _git_head(workspace: Path) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def _user() -> str:
+    """The OS user, as `getpass.getuser` finds it, without importing getpass."""
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        if os.environ.get(name):
+            return os.environ[name]
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return f"uid {os.getuid()}"
