@@ -306,7 +306,18 @@ def _cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS: list[Callable[[Any], None]] = [_register_exec, _register_tool, _register_readers]
+def _register_agent(sub: Any) -> None:
+    from .cli_agent import register
+
+    register(sub)
+
+
+_COMMANDS: list[Callable[[Any], None]] = [
+    _register_exec,
+    _register_tool,
+    _register_agent,
+    _register_readers,
+]
 
 if __name__ == "__main__":
     sys.exit(main())

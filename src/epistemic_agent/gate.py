@@ -33,6 +33,7 @@ RULES: dict[str, str] = {
     "edit-noop": "str_replace_edit whose old and new are identical, or old is empty",
     "file-missing": "str_replace_edit on a file that does not exist",
     "old-not-unique": "str_replace_edit whose old text does not occur exactly once",
+    "call-id-missing": "a model's tool call without an id (it cannot be answered, so not run)",
 }
 
 _JSON_TYPES = {

@@ -44,6 +44,40 @@ def shape(counts: Mapping[str, int], shell: int, rejected: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def model_line(usage: Mapping[str, int], ending: Mapping[str, Any]) -> str:
+    if not usage.get("calls"):
+        return ""
+    if "prompt_tokens" not in usage and "completion_tokens" not in usage:
+        tokens = "no token usage reported"
+    else:
+        tokens = (
+            f"{usage.get('prompt_tokens', 0)} prompt + "
+            f"{usage.get('completion_tokens', 0)} completion token(s)"
+        )
+    if usage.get("cached_tokens"):
+        tokens += f" ({usage['cached_tokens']} cached)"
+    return f"_Model `{ending.get('model', '?')}`: {usage['calls']} model call(s), {tokens}._\n\n"
+
+
+def ending(ending: Mapping[str, Any]) -> str:
+    """How the session ended: the model's final answer and the reason the loop stopped."""
+    if "final" not in ending and "stop" not in ending:
+        return ""
+    lines = ["## How it ended", ""]
+    if ending.get("stop"):
+        lines += [
+            f"**Stopped:** `{ending['stop']}`: {_one_paragraph(str(ending.get('message')))}",
+            "",
+        ]
+    if ending.get("final"):
+        lines += ["**Final answer:**", "", _quote(str(ending["final"])), ""]
+    return "\n".join(lines) + "\n"
+
+
+def _quote(text: str) -> str:
+    return "\n".join("> " + line if line else ">" for line in text.strip().splitlines())
+
+
 def entry(view: CallView) -> str:
     """One numbered narrative entry."""
     act = f"`{view.act}`" if view.act else "(no act)"

@@ -35,6 +35,8 @@ class Totals:
     dead_ends: dict[int, dict[str, Any]] = field(default_factory=dict)
     page: int = 0
     page_offsets: list[int] = field(default_factory=lambda: [0])
+    model: Counter[str] = field(default_factory=Counter)
+    ending: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -45,6 +47,8 @@ class Totals:
             "dead_ends": list(self.dead_ends.values()),
             "page": self.page,
             "page_offsets": self.page_offsets,
+            "model": dict(self.model),
+            "ending": self.ending,
         }
 
     @classmethod
@@ -57,7 +61,18 @@ class Totals:
             {int(d["seq"]): d for d in data["dead_ends"]},
             int(data["page"]),
             [int(o) for o in data["page_offsets"]],
+            Counter(data.get("model", {})),
+            dict(data.get("ending", {})),
         )
+
+    def fold_model(self, record: Record) -> None:
+        """Model calls and token usage, summed; the model's name is kept from the latest."""
+        self.model["calls"] += 1
+        for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+            value = record.get(key)
+            if isinstance(value, int):
+                self.model[key] += value
+        self.ending["model"] = f"{record.get('provider')}:{record.get('model')}"
 
 
 class Report:
@@ -81,6 +96,12 @@ class Report:
         kind = record.get("kind")
         if kind == "session":
             self.totals.session = {k: v for k, v in record.items() if k not in _HEADER_DROP}
+        elif kind == "model":
+            self.totals.fold_model(record)
+        elif kind in ("final", "stop"):
+            self.totals.ending[str(kind)] = record.get("text", record.get("reason"))
+            if kind == "stop":
+                self.totals.ending["message"] = record.get("message")
         elif kind == "outcome":
             self._fold_outcome(record)
         else:
@@ -161,9 +182,11 @@ class Report:
             [
                 render.header(totals.session),
                 render.shape(totals.counts, totals.shell, sum(totals.rejected.values())),
+                render.model_line(totals.model, totals.ending),
                 render.narrative(pages, entries),
                 render.dead_ends(dead),
                 render.rejections(totals.rejected),
+                render.ending(totals.ending),
                 render.footer(position.head, position.lines),
             ]
         )

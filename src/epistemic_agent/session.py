@@ -110,7 +110,8 @@ class Session:
         if not self.journal.open(self.report.load_checkpoint()):
             self.report.reset()
         with self.journal.locked():
-            if self.journal.position.lines == 0:
+            self.created = self.journal.position.lines == 0
+            if self.created:
                 self.journal.append(self._session_record(), durable=True)
                 self._publish()
 

@@ -1,0 +1,269 @@
+"""The agent loop: model -> gate -> executor -> journal -> report, until a stop."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any, Protocol
+
+from .gate import Rejected
+from .prompt import system_prompt
+from .providers.base import (
+    AssistantMessage,
+    Message,
+    Provider,
+    ProviderError,
+    ToolCall,
+    ToolResult,
+    ToolResults,
+    Turn,
+    UserMessage,
+)
+from .session import CallResult, Session
+
+#: How a run ended, and the exit status `epistemic run` gives it.
+EXIT_CODES = {
+    "finished": 0,
+    "max-steps": 3,
+    "rejections": 4,
+    "provider-error": 5,
+    "interrupted": 130,
+}
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    max_steps: int = 50
+    max_rejections: int = 5
+    retries: int = 4
+    backoff: float = 1.0
+    max_backoff: float = 30.0
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why the loop ended. `steps` counts model calls."""
+
+    reason: str
+    message: str
+    steps: int
+    final: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.reason]
+
+
+class Events(Protocol):
+    """What a front end (live terminal lines, JSON lines) hears from the loop."""
+
+    def model_started(self, step: int) -> None: ...
+    def model_finished(self, step: int, turn: Turn, latency: float) -> None: ...
+    def call_finished(self, step: int, result: CallResult, command: str) -> None: ...
+    def notice(self, text: str) -> None: ...
+
+
+class QuietEvents:
+    def model_started(self, step: int) -> None:
+        pass
+
+    def model_finished(self, step: int, turn: Turn, latency: float) -> None:
+        pass
+
+    def call_finished(self, step: int, result: CallResult, command: str) -> None:
+        pass
+
+    def notice(self, text: str) -> None:
+        pass
+
+
+@dataclass
+class Agent:
+    """One conversation with one model over one session. `run` may be called again (REPL)."""
+
+    session: Session
+    provider: Provider
+    config: AgentConfig = field(default_factory=AgentConfig)
+    events: Events = field(default_factory=QuietEvents)
+    messages: list[Message] = field(default_factory=list)
+    _stop_requested: bool = False
+
+    def __post_init__(self) -> None:
+        self.system = system_prompt(self.session.settings.min_reason)
+
+    def run(self, text: str) -> Stop:
+        """Give the model a user message and loop until it finishes or a limit stops it."""
+        self._stop_requested = False
+        self.messages.append(UserMessage(text))
+        self.session.event("user", text=text)
+        with self._interrupts():
+            try:
+                stop = self._loop()
+            except KeyboardInterrupt:
+                stop = Stop("interrupted", "aborted by a second Ctrl-C", 0)
+        self.session.event("stop", reason=stop.reason, message=stop.message, steps=stop.steps)
+        return stop
+
+    def _loop(self) -> Stop:
+        rejections = 0
+        for step in range(1, self.config.max_steps + 1):
+            if self._stop_requested:
+                return Stop("interrupted", "stopped by Ctrl-C", step - 1)
+            try:
+                turn = self._complete(step)
+            except ProviderError as error:
+                return Stop("provider-error", str(error), step)
+            if turn.text:
+                self.session.event("text", step=step, text=turn.text)
+            if not turn.calls:
+                self.session.event("final", step=step, text=turn.text)
+                self.messages.append(AssistantMessage(turn.text, ()))
+                return Stop("finished", "the model answered without tool calls", step, turn.text)
+            rejections = self._play(step, turn, rejections)
+            if rejections >= self.config.max_rejections:
+                return Stop("rejections", f"{rejections} consecutive calls were rejected", step)
+        return Stop(
+            "max-steps", f"--max-steps {self.config.max_steps} reached", self.config.max_steps
+        )
+
+    def _play(self, step: int, turn: Turn, rejections: int) -> int:
+        """Run a turn's calls in order, each with its own result; return the rejection streak."""
+        calls = tuple(_with_id(call, step, n) for n, call in enumerate(turn.calls, start=1))
+        results: list[ToolResult] = []
+        for original, call in zip(turn.calls, calls, strict=True):
+            if self._stop_requested:
+                results.append(ToolResult(str(call.id), "not run: the session was stopped", True))
+                continue
+            result = self._dispatch(original, call)
+            self.events.call_finished(step, result, _command_of(call))
+            failed = result.status == "rejected" or not result.ok
+            results.append(ToolResult(str(call.id), result.for_model(), failed))
+            rejections = rejections + 1 if result.status == "rejected" else 0
+        self.messages.append(AssistantMessage(turn.text, calls))
+        self.messages.append(ToolResults(tuple(results)))
+        return rejections
+
+    def _dispatch(self, original: ToolCall, call: ToolCall) -> CallResult:
+        tool = call.name if call.name is not None else "(none)"
+        if not original.id:
+            return self.session.reject(
+                Rejected(
+                    "call-id-missing",
+                    "the tool call has no id, so it was not run; re-issue it.",
+                    tool,
+                    given={"tool": call.name, "arguments": call.arguments},
+                )
+            )
+        arguments = call.arguments
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError as error:
+                return self.session.reject(
+                    Rejected(
+                        "args-not-object",
+                        f"the arguments are not valid JSON ({error}); send one JSON object.",
+                        tool,
+                        given=call.arguments,
+                    )
+                )
+        return self.session.call(tool, arguments)
+
+    def _complete(self, step: int) -> Turn:
+        """One model call, retried with backoff on 429/5xx/timeouts, journaled either way."""
+        attempt = 0
+        while True:
+            attempt += 1
+            self.events.model_started(step)
+            started = time.monotonic()
+            try:
+                turn = self.provider.complete(self.system, list(self.messages))
+            except ProviderError as error:
+                retry = error.retryable and attempt <= self.config.retries
+                self.session.event(
+                    "model-error",
+                    step=step,
+                    attempt=attempt,
+                    status=error.status,
+                    message=str(error),
+                    retrying=retry,
+                )
+                if not retry:
+                    raise
+                self.events.notice(f"model call failed ({error}); retrying")
+                time.sleep(self._delay(attempt, error.retry_after))
+                continue
+            latency = time.monotonic() - started
+            self._journal_model_call(step, attempt, turn, latency)
+            self.events.model_finished(step, turn, latency)
+            return turn
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        delay: float = self.config.backoff * 2.0 ** (attempt - 1)
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return min(delay, self.config.max_backoff)
+
+    def _journal_model_call(self, step: int, attempt: int, turn: Turn, latency: float) -> None:
+        usage = turn.usage
+        self.session.event(
+            "model",
+            step=step,
+            provider=self.provider.name,
+            model=self.provider.model,
+            latency=round(latency, 6),
+            attempts=attempt,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cached_tokens=usage.cached_tokens,
+            stop_reason=turn.stop_reason,
+            calls=len(turn.calls),
+        )
+
+    @contextmanager
+    def _interrupts(self) -> Iterator[None]:
+        """First Ctrl-C: stop after the current call. Second: abort the running command."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handle(signum: int, frame: FrameType | None) -> None:
+            if self._stop_requested:
+                raise KeyboardInterrupt
+            self._stop_requested = True
+            self.session.event("interrupt", message="Ctrl-C: stopping after the current call")
+            self.events.notice("stopping after the current call; Ctrl-C again aborts it")
+
+        previous = signal.signal(signal.SIGINT, handle)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _with_id(call: ToolCall, step: int, number: int) -> ToolCall:
+    """Every call answered to the model needs an id; a missing one gets a stand-in."""
+    if call.id:
+        return call
+    return ToolCall(f"missing-id-{step}-{number}", call.name, call.arguments)
+
+
+def _command_of(call: ToolCall) -> str:
+    args: Any = call.arguments
+    if isinstance(args, str):
+        raw = args
+        try:
+            args = json.loads(raw)
+        except ValueError:
+            return raw
+    if isinstance(args, dict):
+        for key in ("command", "path"):
+            if isinstance(args.get(key), str):
+                return str(args[key])
+    return ""

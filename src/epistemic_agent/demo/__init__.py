@@ -1,0 +1,66 @@
+"""The offline demo: a scripted model fixes a small buggy script, then an oracle judges it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).parent
+TASK = HERE / "task"
+SCRIPT = HERE / "session.json"
+
+
+def prepare_workspace(out: Path | None) -> Path:
+    """A fresh copy of the bundled task (a new temporary directory unless `out` is given)."""
+    if out is None:
+        workspace = Path(tempfile.mkdtemp(prefix="epistemic-demo-"))
+    else:
+        if out.exists() and any(out.iterdir()):
+            raise FileExistsError(f"{out} is not empty; the demo needs a fresh directory")
+        workspace = out
+    shutil.copytree(
+        TASK, workspace, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return workspace
+
+
+def run_oracle(workspace: Path) -> tuple[bool, str]:
+    """The task's own check, run outside the gate: it is the judge, not an act of the agent."""
+    done = subprocess.run(
+        [sys.executable, "check.py"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode == 0, (done.stdout + done.stderr).strip()
+
+
+def run_demo(out: Path | None, json_events: bool = False) -> int:
+    from ..agent import Agent
+    from ..frontend import JsonEvents, LiveEvents
+    from ..providers.replay import ReplayProvider
+    from ..session import Session
+
+    workspace = prepare_workspace(out)
+    task = (workspace / "task.md").read_text(encoding="utf-8").strip()
+    events = JsonEvents() if json_events else LiveEvents()
+    events.notice(f"A scripted model plays this session (no real model, no API key): {SCRIPT}")
+    events.notice(f"workspace: {workspace}")
+    provider = ReplayProvider(SCRIPT)
+    with Session(workspace, header={"task": task, "model": f"replay:{SCRIPT}"}) as session:
+        agent = Agent(session, provider, events=events)
+        stop = agent.run(task)
+        events.summary(session, stop)
+    passed, verdict = run_oracle(workspace)
+    if isinstance(events, JsonEvents):
+        events.emit("oracle", passed=passed, output=verdict, report=str(session.layout.report))
+    else:
+        events.notice(f"oracle (check.py): {'PASS' if passed else 'FAIL'}: {verdict}")
+        events.notice(f"RATIONALE.md: {session.layout.report}")
+        events.notice("scripted model: every call above was played from the bundled script")
+    return 0 if passed and stop.reason == "finished" else 1
