@@ -107,6 +107,10 @@ class Agent:
                 stop = self._loop()
             except KeyboardInterrupt:
                 stop = Stop("interrupted", "aborted by a second Ctrl-C", 0)
+        leftover = getattr(self.provider, "leftover", 0)
+        if leftover:
+            note = f"the script still had {leftover} unplayed turn(s)"
+            stop = Stop(stop.reason, f"{stop.message}; {note}", stop.steps, stop.final)
         self.session.event("stop", reason=stop.reason, message=stop.message, steps=stop.steps)
         return stop
 
