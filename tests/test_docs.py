@@ -1,0 +1,51 @@
+"""The docs are part of the contract: they must match the code."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from epistemic_agent.clidocs import render_cli_docs
+from epistemic_agent.gate import RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_cli_docs_are_generated_from_the_current_parser() -> None:
+    assert (ROOT / "docs" / "cli.md").read_text() == render_cli_docs(), (
+        "docs/cli.md is stale: run `python -m epistemic_agent.clidocs > docs/cli.md`"
+    )
+
+
+def test_readme_quick_start_has_exactly_two_commands_that_exist() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert block is not None
+    commands = [line.split("#")[0].strip() for line in block.group(1).splitlines()]
+    commands = [c for c in commands if c]
+    assert commands == ["./scripts/demo", "./scripts/test"]
+    for command in commands:
+        assert os.access(ROOT / command, os.X_OK), command
+
+
+def test_ci_runs_the_readme_test_command_and_the_checkers() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    for needed in ("scripts/test", "mypy", "ruff check", "ruff format --check"):
+        assert needed in ci
+
+
+def test_every_record_kind_is_documented() -> None:
+    doc = (ROOT / "docs" / "journal-format.md").read_text()
+    source = "\n".join(p.read_text() for p in (ROOT / "src" / "epistemic_agent").rglob("*.py"))
+    kinds = set(re.findall(r'"kind": "([a-z-]+)"', source))
+    kinds |= set(re.findall(r'self\.session\.event\(\s*"([a-z-]+)"', source))
+    assert {"session", "call", "outcome", "rejected", "recovery", "model", "stop"} <= kinds
+    missing = sorted(kind for kind in kinds if f"`{kind}`" not in doc)
+    assert not missing, f"record kinds missing from docs/journal-format.md: {missing}"
+
+
+def test_every_rule_has_a_description() -> None:
+    assert all(isinstance(text, str) and len(text) > 10 for text in RULES.values())
+    assert all(re.fullmatch(r"[a-z]+(-[a-z]+)*", rule) for rule in RULES)
