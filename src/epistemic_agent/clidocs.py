@@ -15,12 +15,18 @@ def render_cli_docs() -> str:
     os.environ["COLUMNS"] = WIDTH
     try:
         parser = build_parser()
-        parts = ["# The `epistemic` command line", "",
-                 "Generated from `--help` by `python -m epistemic_agent.clidocs > docs/cli.md`; "
-                 "a test keeps it current.", "", "```text", parser.format_help().rstrip(), "```"]
+        parts = [
+            "# The `epistemic` command line",
+            "",
+            "Generated from `--help` by `python -m epistemic_agent.clidocs > docs/cli.md`; "
+            "a test keeps it current.",
+            "",
+            "```text",
+            parser.format_help().rstrip(),
+            "```",
+        ]
         for name, sub in _subparsers(parser).items():
-            parts += ["", f"## epistemic {name}", "", "```text", sub.format_help().rstrip(),
-                      "```"]
+            parts += ["", f"## epistemic {name}", "", "```text", sub.format_help().rstrip(), "```"]
     finally:
         if previous is None:
             os.environ.pop("COLUMNS", None)

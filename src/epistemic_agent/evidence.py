@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .fsutil import make_unique
 
 DEFAULT_CAP = 10 * 1024 * 1024
 _BLOCK = 1 << 20
@@ -60,7 +61,7 @@ class EvidenceStore:
         target = self.path_of(digest)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            handle, name = tempfile.mkstemp(dir=target.parent)
+            handle, name = make_unique(target.parent, prefix=".tmp-")
             with os.fdopen(handle, "wb") as out:
                 out.write(kept)
             os.replace(name, target)
@@ -75,7 +76,7 @@ class EvidenceStore:
             os.replace(source, target)
 
     def _copy_head(self, source: Path) -> Path:
-        handle, name = tempfile.mkstemp(dir=source.parent)
+        handle, name = make_unique(source.parent, prefix=".tmp-")
         remaining = self.cap
         with source.open("rb") as src, os.fdopen(handle, "wb") as out:
             while remaining:

@@ -6,10 +6,11 @@ import contextlib
 import os
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from .fsutil import make_unique
 
 DEFAULT_TIMEOUT = 120.0
 KILL_GRACE = 1.0
@@ -60,9 +61,9 @@ def run_shell(command: str, cwd: Path, timeout: float, scratch: Path) -> Executi
 
 
 def _scratch_file(scratch: Path, suffix: str) -> Path:
-    handle, name = tempfile.mkstemp(prefix="call-", suffix="." + suffix, dir=scratch)
+    handle, path = make_unique(scratch, prefix="call-", suffix="." + suffix)
     os.close(handle)
-    return Path(name)
+    return path
 
 
 def _stop_group(process: subprocess.Popen[bytes]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +136,8 @@ def _atomic_write(target: Path, content: str) -> None:
 
 
 def _diff(path: str, before: str, after: str) -> bytes:
+    import difflib  # only edits pay for it
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -290,7 +289,7 @@ class Session:
             "workspace": str(self.workspace),
             "git_head": _git_head(self.workspace),
             "user": _user(),
-            "host": socket.gethostname(),
+            "host": os.uname().nodename,
             "pid": os.getpid(),
             "python": sys.version.split()[0],
         }

@@ -39,7 +39,7 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 
 def _type_description() -> str:
     lines = "; ".join(f"{act.name}: {act.meaning}" for act in ACTS)
-    return f"The kind of act, chosen by your epistemic situation, not by the command. {lines}."
+    return f"{lines}."
 
 
 def _string(description: str) -> dict[str, Any]:
@@ -47,13 +47,12 @@ def _string(description: str) -> dict[str, Any]:
 
 
 def _build_specs() -> tuple[ToolSpec, ...]:
-    reason = _string(REASON_HELP)
+    reason: dict[str, Any] = {"type": "string"}  # explained once: on bash, and in the prompt
     path = _string("Path relative to the workspace.")
     return (
         ToolSpec(
             "bash",
-            "Run a shell command with bash in the workspace. Every call declares its act type "
-            "and reason; a call that does not is rejected and does not run.",
+            "Run a shell command with bash in the workspace.",
             _schema(
                 {
                     "command": _string("The shell command."),
@@ -62,7 +61,7 @@ def _build_specs() -> tuple[ToolSpec, ...]:
                         "enum": list(ACT_NAMES),
                         "description": _type_description(),
                     },
-                    "reason": reason,
+                    "reason": _string(REASON_HELP),
                 },
                 ["command", "type", "reason"],
             ),
@@ -91,7 +90,7 @@ def _build_specs() -> tuple[ToolSpec, ...]:
         ToolSpec(
             "str_replace_edit",
             f"Replace the one occurrence of `old` with `new` in a file "
-            f"(act: {FILE_TOOL_ACTS['str_replace_edit']}). `old` must occur exactly once.",
+            f"(act: {FILE_TOOL_ACTS['str_replace_edit']}).",
             _schema(
                 {
                     "path": path,
