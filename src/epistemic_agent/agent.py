@@ -128,7 +128,7 @@ class Agent:
             if not turn.calls:
                 self.session.event("final", step=step, text=turn.text)
                 self.messages.append(AssistantMessage(turn.text, ()))
-                return Stop("finished", "the model answered without tool calls", step, turn.text)
+                return Stop("finished", _finish_message(turn), step, turn.text)
             rejections = self._play(step, turn, rejections)
             if rejections >= self.config.max_rejections:
                 return Stop("rejections", f"{rejections} consecutive calls were rejected", step)
@@ -249,6 +249,12 @@ class Agent:
             yield
         finally:
             signal.signal(signal.SIGINT, previous)
+
+
+def _finish_message(turn: Turn) -> str:
+    if turn.stop_reason in ("length", "max_tokens"):
+        return "the model answered without tool calls, but its answer was cut at the token limit"
+    return "the model answered without tool calls"
 
 
 def _with_id(call: ToolCall, step: int, number: int) -> ToolCall:

@@ -87,6 +87,13 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="per-command timeout in seconds (default 120)",
     )
+    p.add_argument(
+        "--request-timeout",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="seconds to wait for one model request before retrying it (default 600)",
+    )
 
 
 def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any]:
@@ -100,12 +107,17 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
             "name a model with --model or $EPISTEMIC_MODEL, e.g. openai:gpt-5.1, "
             "anthropic:claude-sonnet-4-5, or replay:FILE for a scripted session"
         )
-    if args.max_steps < 1 or args.max_rejections < 1 or not args.timeout > 0:
-        raise UsageError("--max-steps, --max-rejections and --timeout must be positive")
+    if min(args.max_steps, args.max_rejections, args.timeout, args.request_timeout) <= 0:
+        raise UsageError("--max-steps, --max-rejections and the timeouts must be positive")
     directory = Path(args.directory)
     if not directory.is_dir():
         raise UsageError(f"workspace {directory} is not a directory")
-    provider = make_provider(spec, base_url=args.base_url, api_key_env=args.api_key_env)
+    provider = make_provider(
+        spec,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        timeout=args.request_timeout,
+    )
     session = Session(directory, Settings(timeout=args.timeout), header={"model": spec, **header})
     if not session.created:
         session.event("run", model=spec, **header)

@@ -136,9 +136,12 @@ def _as_input(arguments: Any) -> dict[str, Any]:
 
 
 def from_anthropic(response: Any) -> Turn:
+    content = getattr(response, "content", None)
+    if not isinstance(content, list):
+        raise ProviderError("the model server's answer is not a Messages response", retryable=True)
     texts: list[str] = []
     calls: list[Call] = []
-    for block in getattr(response, "content", None) or []:
+    for block in content:
         kind = getattr(block, "type", None)
         if kind == "text":
             texts.append(getattr(block, "text", "") or "")

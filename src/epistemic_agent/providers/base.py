@@ -95,7 +95,7 @@ def http_error(
         return ProviderError(
             f"HTTP {status}: the API key is {what} ({key_hint}). {detail}", status=status
         )
-    retryable = status is None or status == 429 or status >= 500
+    retryable = status is None or status in (408, 409, 429) or status >= 500
     return ProviderError(
         f"HTTP {status}: {detail}" if status else detail,
         status=status,

@@ -1,0 +1,806 @@
+"""The OpenAI and Anthropic providers through the real SDKs and the real loop.
+
+No test reaches a model: each provider talks to a scripted `FakeServer` on 127.0.0.1, and the
+assertions look at both sides (what the loop journaled, what the server was sent).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from epistemic_agent import cli
+from epistemic_agent.agent import Agent, AgentConfig, Stop
+from epistemic_agent.prompt import system_prompt
+from epistemic_agent.providers import Provider, ProviderError, make_provider
+from epistemic_agent.providers.anthropic_messages import AnthropicProvider
+from epistemic_agent.providers.openai_chat import OpenAIProvider
+from epistemic_agent.providers.replay import ReplayProvider
+from epistemic_agent.session import Session
+from epistemic_agent.tools import anthropic_tools, openai_tools
+from fakeserver import FakeServer
+
+pytestmark = pytest.mark.timeout(60)
+
+EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+KEY = "test-key"
+MODEL = "test-model"
+REASON = "see what the shell prints here before changing anything"
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+SDK_VARS = (
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "EPISTEMIC_MODEL",
+)
+
+#: A tool call as the fake server sends it: (id or None for "no id", tool name, arguments).
+Call = tuple[str | None, str, Any]
+Tokens = tuple[int, int, int]  # prompt, completion, cached
+
+
+def bash(call_id: str | None, command: str) -> Call:
+    return (call_id, "bash", {"command": command, "type": "collect-info", "reason": REASON})
+
+
+# -- the two wire formats -----------------------------------------------------------------------
+
+
+class OpenAIWire:
+    """Chat Completions: responses the server sends and how to read the requests it gets."""
+
+    name = "openai"
+    key_env = "OPENAI_API_KEY"
+    path = "/v1/chat/completions"
+    stop_calls, stop_final = "tool_calls", "stop"
+    bad_arguments: tuple[Any, ...] = ("{bad",)
+
+    def base_url(self, server: FakeServer) -> str:
+        return server.url + "/v1"
+
+    def tools(self) -> list[dict[str, Any]]:
+        return openai_tools()
+
+    def response(self, text: str | None, calls: list[Call], tokens: Tokens | None) -> Any:
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if calls:
+            message["tool_calls"] = [
+                {
+                    **({"id": call_id} if call_id is not None else {}),
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": args if isinstance(args, str) else json.dumps(args),
+                    },
+                }
+                for call_id, name, args in calls
+            ]
+        body: dict[str, Any] = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": MODEL,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": self.stop_calls if calls else self.stop_final,
+                }
+            ],
+        }
+        if tokens is not None:
+            prompt, completion, cached = tokens
+            body["usage"] = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            }
+        return body
+
+    def error(self, status: int, message: str) -> Any:
+        return {"error": {"message": message, "type": f"http_{status}", "code": None}}
+
+    def system(self, body: Any) -> str:
+        first = body["messages"][0]
+        assert first["role"] == "system"
+        return str(first["content"])
+
+    def tool_names(self, body: Any) -> list[str]:
+        return [tool["function"]["name"] for tool in body["tools"]]
+
+    def last_call_ids(self, body: Any) -> list[str]:
+        """The ids of the tool calls in the last assistant message sent back."""
+        last = [m for m in body["messages"] if m["role"] == "assistant"][-1]
+        return [call["id"] for call in last["tool_calls"]]
+
+    def results(self, body: Any) -> list[tuple[str, str]]:
+        """(call id, text) of the tool results after the last assistant message."""
+        messages = body["messages"]
+        start = max(i for i, m in enumerate(messages) if m["role"] == "assistant") + 1
+        tail = messages[start:]
+        assert all(m["role"] == "tool" for m in tail), tail
+        return [(m["tool_call_id"], m["content"]) for m in tail]
+
+
+class AnthropicWire:
+    """Messages: responses the server sends and how to read the requests it gets."""
+
+    name = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    path = "/v1/messages"
+    stop_calls, stop_final = "tool_use", "end_turn"
+    bad_arguments: tuple[Any, ...] = ("oops", [1, 2])  # the SDK lets a non-object input through
+
+    def base_url(self, server: FakeServer) -> str:
+        return server.url  # the SDK adds /v1 itself
+
+    def tools(self) -> list[dict[str, Any]]:
+        return anthropic_tools()
+
+    def response(self, text: str | None, calls: list[Call], tokens: Tokens | None) -> Any:
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content += [
+            {
+                "type": "tool_use",
+                **({"id": call_id} if call_id is not None else {}),
+                "name": name,
+                "input": args,
+            }
+            for call_id, name, args in calls
+        ]
+        body: dict[str, Any] = {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": content,
+            "stop_reason": self.stop_calls if calls else self.stop_final,
+            "stop_sequence": None,
+        }
+        if tokens is not None:
+            prompt, completion, cached = tokens
+            body["usage"] = {
+                "input_tokens": prompt,
+                "output_tokens": completion,
+                "cache_read_input_tokens": cached,
+                "cache_creation_input_tokens": 0,
+            }
+        return body
+
+    def error(self, status: int, message: str) -> Any:
+        return {"type": "error", "error": {"type": f"http_{status}", "message": message}}
+
+    def system(self, body: Any) -> str:
+        return str(body["system"])
+
+    def tool_names(self, body: Any) -> list[str]:
+        return [tool["name"] for tool in body["tools"]]
+
+    def last_call_ids(self, body: Any) -> list[str]:
+        last = [m for m in body["messages"] if m["role"] == "assistant"][-1]
+        return [block["id"] for block in last["content"] if block["type"] == "tool_use"]
+
+    def results(self, body: Any) -> list[tuple[str, str]]:
+        last = body["messages"][-1]
+        assert last["role"] == "user", last
+        blocks = last["content"]
+        assert all(block["type"] == "tool_result" for block in blocks), blocks
+        return [(block["tool_use_id"], block["content"]) for block in blocks]
+
+
+Wire = OpenAIWire | AnthropicWire
+
+
+# -- fixtures and helpers -----------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No proxy (the SDKs would send 127.0.0.1 through it), no stray SDK settings, test keys."""
+    for name in PROXY_VARS + SDK_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as running:
+        yield running
+
+
+@pytest.fixture(params=[OpenAIWire(), AnthropicWire()], ids=lambda wire: wire.name)
+def wire(request: pytest.FixtureRequest) -> Wire:
+    chosen: Wire = request.param
+    return chosen
+
+
+def provider_for(wire: Wire, server: FakeServer, timeout: float = 10.0) -> Provider:
+    return make_provider(f"{wire.name}:{MODEL}", base_url=wire.base_url(server), timeout=timeout)
+
+
+def push_calls(
+    wire: Wire,
+    server: FakeServer,
+    *calls: Call,
+    text: str | None = None,
+    tokens: Tokens = (5, 5, 0),
+) -> None:
+    server.push(200, wire.response(text, list(calls), tokens))
+
+
+def push_final(
+    wire: Wire, server: FakeServer, text: str = "All done.", tokens: Tokens | None = (5, 5, 0)
+) -> None:
+    server.push(200, wire.response(text, [], tokens))
+
+
+def run_agent(
+    workspace: Path, provider: Provider, task: str = "say hi", **config: Any
+) -> tuple[Stop, list[dict[str, Any]], dict[str, Any]]:
+    """One run of the real loop; returns the stop, the journal and the report's model totals."""
+    with Session(workspace) as session:
+        agent = Agent(session, provider, AgentConfig(backoff=0.001, **config))
+        stop = agent.run(task)
+        totals = dict(session.report.totals.model)
+    return stop, records(workspace), totals
+
+
+def records(workspace: Path, kind: str | None = None) -> list[dict[str, Any]]:
+    lines = (workspace / ".epistemic" / "journal.jsonl").read_text("utf-8").splitlines()
+    found = [json.loads(line) for line in lines]
+    return [r for r in found if kind is None or r["kind"] == kind]
+
+
+def of_kind(journal: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [record for record in journal if record["kind"] == kind]
+
+
+def bash_output(text: str) -> dict[str, Any]:
+    """The tool result text of a bash call that ran."""
+    parsed: dict[str, Any] = json.loads(text)
+    return parsed
+
+
+def clean_subprocess_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in PROXY_VARS + SDK_VARS}
+    env.pop("OPENAI_API_KEY", None)
+    env.pop("ANTHROPIC_API_KEY", None)
+    env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", **extra)
+    return env
+
+
+# -- the loop over each provider ----------------------------------------------------------------
+
+
+def test_tool_call_round_trip(wire: Wire, server: FakeServer, tmp_path: Path) -> None:
+    push_calls(wire, server, bash("call_1", "echo hi"), text="Let me look.")
+    push_final(wire, server, "It prints hi.")
+
+    stop, journal, _ = run_agent(tmp_path, provider_for(wire, server), task="what does echo say?")
+
+    assert (stop.reason, stop.steps, stop.final) == ("finished", 2, "It prints hi.")
+    [call] = of_kind(journal, "call")
+    [outcome] = of_kind(journal, "outcome")
+    assert (call["tool"], call["act"], call["command"], call["reason"]) == (
+        "bash",
+        "collect-info",
+        "echo hi",
+        REASON,
+    )
+    assert (outcome["seq"], outcome["ok"], outcome["returncode"]) == (call["seq"], True, 0)
+    assert [r["text"] for r in of_kind(journal, "text")] == ["Let me look.", "It prints hi."]
+
+    assert [r.path for r in server.requests] == [wire.path] * 2
+    assert all(
+        KEY in r.headers.get("authorization", r.headers.get("x-api-key", ""))
+        for r in server.requests
+    )
+    first, second = server.bodies()
+    for body in (first, second):
+        assert body["model"] == MODEL
+        assert wire.system(body) == system_prompt()
+        assert wire.tool_names(body) == ["bash", "read_file", "write_file", "str_replace_edit"]
+        assert body["tools"] == wire.tools()
+    assert "what does echo say?" in json.dumps(first["messages"])
+    assert wire.last_call_ids(second) == ["call_1"]
+    [(call_id, text)] = wire.results(second)
+    assert call_id == "call_1"
+    assert bash_output(text) == {"returncode": 0, "stdout": "hi\n", "stderr": ""}
+
+
+def test_several_calls_in_one_turn_run_in_order(
+    wire: Wire, server: FakeServer, tmp_path: Path
+) -> None:
+    words = ["one", "two", "three"]
+    push_calls(wire, server, *(bash(f"call_{w}", f"echo {w}") for w in words))
+    push_final(wire, server)
+
+    stop, journal, _ = run_agent(tmp_path, provider_for(wire, server))
+
+    assert stop.reason == "finished"
+    calls = of_kind(journal, "call")
+    assert [c["command"] for c in calls] == [f"echo {w}" for w in words]
+    assert [c["seq"] for c in calls] == [1, 2, 3]
+    # each outcome follows its own declaration: run one after another, in order
+    sequence = [(r["kind"], r["seq"]) for r in journal if r["kind"] in ("call", "outcome")]
+    assert sequence == [(k, n) for n in (1, 2, 3) for k in ("call", "outcome")]
+    assert len(server.requests) == 2
+    second = server.bodies()[1]
+    assert wire.last_call_ids(second) == [f"call_{w}" for w in words]
+    results = wire.results(second)
+    assert [call_id for call_id, _ in results] == [f"call_{w}" for w in words]
+    assert [bash_output(text)["stdout"] for _, text in results] == [f"{w}\n" for w in words]
+
+
+def test_final_answer(wire: Wire, server: FakeServer, tmp_path: Path) -> None:
+    answer = "Nothing to change: the tests already pass."
+    push_final(wire, server, answer, tokens=None)  # usage is optional on the wire
+
+    stop, journal, totals = run_agent(tmp_path, provider_for(wire, server))
+
+    assert (stop.reason, stop.exit_code, stop.steps, stop.final) == ("finished", 0, 1, answer)
+    assert [r["text"] for r in of_kind(journal, "final")] == [answer]
+    assert of_kind(journal, "call") == []
+    assert [r["reason"] for r in of_kind(journal, "stop")] == ["finished"]
+    [model] = of_kind(journal, "model")
+    assert (model["prompt_tokens"], model["completion_tokens"], model["cached_tokens"]) == (
+        None,
+        None,
+        None,
+    )
+    assert model["stop_reason"] == wire.stop_final
+    assert totals == {"calls": 1}
+    report = (tmp_path / "RATIONALE.md").read_text("utf-8")
+    assert answer in report
+    assert "no token usage reported" in report
+    assert len(server.requests) == 1
+
+
+def test_usage_lands_in_the_journal(wire: Wire, server: FakeServer, tmp_path: Path) -> None:
+    push_calls(wire, server, bash("call_1", "echo hi"), tokens=(1200, 40, 1024))
+    push_final(wire, server, tokens=(1300, 12, 1152))
+
+    stop, journal, totals = run_agent(tmp_path, provider_for(wire, server))
+
+    assert stop.reason == "finished"
+    models = of_kind(journal, "model")
+    picked = [
+        (
+            m["step"],
+            m["provider"],
+            m["model"],
+            m["attempts"],
+            m["prompt_tokens"],
+            m["completion_tokens"],
+            m["cached_tokens"],
+            m["stop_reason"],
+            m["calls"],
+        )
+        for m in models
+    ]
+    assert picked == [
+        (1, wire.name, MODEL, 1, 1200, 40, 1024, wire.stop_calls, 1),
+        (2, wire.name, MODEL, 1, 1300, 12, 1152, wire.stop_final, 0),
+    ]
+    for m in models:
+        assert isinstance(m["latency"], float)
+        assert 0 <= m["latency"] < 10
+    assert totals == {
+        "calls": 2,
+        "prompt_tokens": 2500,
+        "completion_tokens": 52,
+        "cached_tokens": 2176,
+    }
+    report = (tmp_path / "RATIONALE.md").read_text("utf-8")
+    assert f"`{wire.name}:{MODEL}`" in report
+    assert "2500 prompt + 52 completion token(s) (2176 cached)" in report
+
+
+def test_malformed_arguments_are_rejected_and_the_loop_goes_on(
+    wire: Wire, server: FakeServer, tmp_path: Path
+) -> None:
+    bad = [(f"call_bad{n}", "bash", args) for n, args in enumerate(wire.bad_arguments)]
+    unknown: Call = ("call_unknown", "launch_rockets", {"target": "moon"})
+    push_calls(wire, server, *bad, unknown)
+    push_calls(wire, server, bash("call_ok", "echo hi"))
+    push_final(wire, server, "Recovered.")
+
+    stop, journal, _ = run_agent(tmp_path, provider_for(wire, server))
+
+    assert (stop.reason, stop.final) == ("finished", "Recovered.")
+    rejected = of_kind(journal, "rejected")
+    expected_rules = ["args-not-object"] * len(bad) + ["unknown-tool"]
+    assert [r["rule"] for r in rejected] == expected_rules
+    assert [r["given"] for r in rejected[: len(bad)]] == list(wire.bad_arguments)
+    assert rejected[-1]["tool"] == "launch_rockets"
+    assert [c["command"] for c in of_kind(journal, "call")] == ["echo hi"]
+
+    assert len(server.requests) == 3
+    results = wire.results(server.bodies()[1])
+    assert [call_id for call_id, _ in results] == [c[0] for c in [*bad, unknown]]
+    for (_, text), rule in zip(results, expected_rules, strict=True):
+        assert text.startswith(f"REJECTED {rule}: ")
+    if isinstance(wire, AnthropicWire):
+        blocks = server.bodies()[1]["messages"][-1]["content"]
+        assert [block["is_error"] for block in blocks] == [True] * len(results)
+        # what goes back as the assistant's tool_use input is an object, as the API demands
+        echoed = [
+            b for b in server.bodies()[1]["messages"][-2]["content"] if b["type"] == "tool_use"
+        ]
+        assert all(isinstance(block["input"], dict) for block in echoed)
+
+
+def test_call_without_id_is_rejected(wire: Wire, server: FakeServer, tmp_path: Path) -> None:
+    push_calls(wire, server, bash(None, "echo should-not-run"))
+    push_final(wire, server)
+
+    stop, journal, _ = run_agent(tmp_path, provider_for(wire, server))
+
+    assert stop.reason == "finished"
+    [rejected] = of_kind(journal, "rejected")
+    assert rejected["rule"] == "call-id-missing"
+    assert of_kind(journal, "call") == []
+    second = server.bodies()[1]
+    # the loop answers under a stand-in id, the same one it echoes in the assistant turn
+    assert wire.last_call_ids(second) == ["missing-id-1-1"]
+    [(call_id, text)] = wire.results(second)
+    assert call_id == "missing-id-1-1"
+    assert text.startswith("REJECTED call-id-missing: ")
+
+
+def test_empty_openai_call_id_is_rejected(server: FakeServer, tmp_path: Path) -> None:
+    wire = OpenAIWire()
+    push_calls(wire, server, bash("", "echo should-not-run"))
+    push_final(wire, server)
+
+    stop, journal, _ = run_agent(tmp_path, provider_for(wire, server))
+
+    assert stop.reason == "finished"
+    assert [r["rule"] for r in of_kind(journal, "rejected")] == ["call-id-missing"]
+    assert wire.results(server.bodies()[1])[0][0] == "missing-id-1-1"
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_auth_errors_stop_at_once(
+    wire: Wire, server: FakeServer, tmp_path: Path, status: int
+) -> None:
+    server.push(status, wire.error(status, "invalid x-api-key"))
+    push_final(wire, server)  # never asked for
+
+    stop, journal, _ = run_agent(tmp_path, provider_for(wire, server))
+
+    assert (stop.reason, stop.exit_code, stop.steps) == ("provider-error", 5, 1)
+    assert len(server.requests) == 1
+    assert f"HTTP {status}" in stop.message
+    assert f"${wire.key_env}" in stop.message
+    assert "invalid x-api-key" in stop.message
+    if status == 403:
+        assert "not allowed" in stop.message
+    [error] = of_kind(journal, "model-error")
+    assert (error["status"], error["retrying"], error["attempt"]) == (status, False, 1)
+    assert [r["reason"] for r in of_kind(journal, "stop")] == ["provider-error"]
+
+
+def test_auth_error_with_the_key_unset_says_so(
+    wire: Wire, server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(wire.key_env)
+    server.push(401, wire.error(401, "no key"))
+
+    stop, _, _ = run_agent(tmp_path, provider_for(wire, server))
+
+    assert stop.reason == "provider-error"
+    assert f"${wire.key_env} is not set" in stop.message
+    assert len(server.requests) == 1
+
+
+def test_rate_limit_is_retried(wire: Wire, server: FakeServer, tmp_path: Path) -> None:
+    server.push(429, wire.error(429, "slow down"), headers={"retry-after": "0.2"})
+    push_final(wire, server, "Done after a wait.")
+
+    started = time.monotonic()
+    stop, journal, _ = run_agent(tmp_path, provider_for(wire, server))
+    elapsed = time.monotonic() - started
+
+    assert (stop.reason, stop.final) == ("finished", "Done after a wait.")
+    assert len(server.requests) == 2
+    assert elapsed >= 0.2  # retry-after outweighs the 1 ms backoff
+    first, second = server.bodies()
+    assert first == second  # the same request, sent again
+    # the SDK's own retries are off: each request is a first attempt, the loop does the retrying
+    assert [r.headers.get("x-stainless-retry-count") for r in server.requests] == ["0", "0"]
+    [error] = of_kind(journal, "model-error")
+    assert (error["status"], error["attempt"], error["retrying"]) == (429, 1, True)
+    assert "slow down" in error["message"]
+    [model] = of_kind(journal, "model")
+    assert model["attempts"] == 2
+
+
+def test_server_errors_beyond_the_retry_budget(
+    wire: Wire, server: FakeServer, tmp_path: Path
+) -> None:
+    for _ in range(4):
+        server.push(500, wire.error(500, "boom"))
+    push_final(wire, server)
+
+    stop, journal, _ = run_agent(tmp_path, provider_for(wire, server), retries=2)
+
+    assert (stop.reason, stop.steps) == ("provider-error", 1)
+    assert "HTTP 500" in stop.message and "boom" in stop.message
+    assert len(server.requests) == 3
+    errors = of_kind(journal, "model-error")
+    assert [(e["attempt"], e["status"], e["retrying"]) for e in errors] == [
+        (1, 500, True),
+        (2, 500, True),
+        (3, 500, False),
+    ]
+    assert of_kind(journal, "model") == []
+
+
+def test_slow_server_is_retried_as_a_timeout(
+    wire: Wire, server: FakeServer, tmp_path: Path
+) -> None:
+    server.push(200, wire.response("too late", [], (5, 5, 0)), delay=1.0)
+    push_final(wire, server, "in time")
+
+    started = time.monotonic()
+    stop, journal, _ = run_agent(tmp_path, provider_for(wire, server, timeout=0.3))
+    elapsed = time.monotonic() - started
+
+    assert (stop.reason, stop.final) == ("finished", "in time")
+    assert len(server.requests) == 2
+    assert elapsed >= 0.3  # the first attempt waited for the whole timeout
+    [error] = of_kind(journal, "model-error")
+    assert (error["status"], error["retrying"]) == (None, True)
+    assert "did not answer in time" in error["message"]
+
+
+def test_slow_server_ends_in_a_provider_error(
+    wire: Wire, server: FakeServer, tmp_path: Path
+) -> None:
+    for _ in range(3):
+        server.push(200, wire.response("too late", [], None), delay=1.0)
+
+    stop, journal, _ = run_agent(tmp_path, provider_for(wire, server, timeout=0.3), retries=1)
+
+    assert stop.reason == "provider-error"
+    assert "did not answer in time" in stop.message
+    assert len(server.requests) == 2
+    assert [e["retrying"] for e in of_kind(journal, "model-error")] == [True, False]
+
+
+UNREADABLE = {
+    "html": (200, "<html><body>Proxy login required</body></html>", {"Content-Type": "text/html"}),
+    "empty-object": (200, {}, {}),
+}
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        pytest.param(OpenAIWire(), id="openai"),
+        pytest.param(AnthropicWire(), id="anthropic"),
+    ],
+)
+@pytest.mark.parametrize("kind", sorted(UNREADABLE))
+def test_a_200_that_is_not_an_api_answer_is_an_error(
+    wire: Wire, server: FakeServer, tmp_path: Path, kind: str
+) -> None:
+    status, body, headers = UNREADABLE[kind]
+    for _ in range(2):
+        server.push(status, body, headers=headers)
+
+    stop, journal, _ = run_agent(tmp_path, provider_for(wire, server), retries=1)
+
+    assert stop.reason == "provider-error"
+    assert len(server.requests) == 2
+    assert of_kind(journal, "final") == []
+
+
+# -- construction and make_provider -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "variable"),
+    [("openai:x", "OPENAI_API_KEY"), ("anthropic:x", "ANTHROPIC_API_KEY")],
+)
+def test_missing_key_without_base_url(
+    monkeypatch: pytest.MonkeyPatch, spec: str, variable: str
+) -> None:
+    monkeypatch.delenv(variable)
+    with pytest.raises(ProviderError, match=variable) as caught:
+        make_provider(spec)
+    assert "--api-key-env" in str(caught.value)
+
+
+def test_missing_key_names_the_chosen_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MY_LAB_KEY", raising=False)
+    with pytest.raises(ProviderError, match="MY_LAB_KEY"):
+        make_provider("openai:x", api_key_env="MY_LAB_KEY")
+
+
+def test_make_provider_builds_each_kind(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"final": "done"}]), "utf-8")
+
+    openai = make_provider("openai:gpt-5.1")
+    assert isinstance(openai, OpenAIProvider)
+    assert (openai.name, openai.model) == ("openai", "gpt-5.1")
+
+    anthropic = make_provider("anthropic:claude-sonnet-4-5")
+    assert isinstance(anthropic, AnthropicProvider)
+    assert (anthropic.name, anthropic.model) == ("anthropic", "claude-sonnet-4-5")
+
+    replay = make_provider(f"replay:{script}")
+    assert isinstance(replay, ReplayProvider)
+    assert (replay.name, replay.model) == ("replay", str(script))
+
+    # only the first colon separates: local model names carry tags
+    assert make_provider("openai:llama3.1:8b", base_url="http://127.0.0.1:9/v1").model == (
+        "llama3.1:8b"
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("bogus:x", "unknown provider 'bogus'; use one of openai, anthropic, replay"),
+        ("nocolon", "must be PROVIDER:MODEL"),
+        ("openai:", "must be PROVIDER:MODEL"),
+        ("", "must be PROVIDER:MODEL"),
+        ("replay:/nonexistent/script.json", "does not exist"),
+    ],
+)
+def test_make_provider_rejects_bad_specs(spec: str, message: str) -> None:
+    with pytest.raises(ProviderError, match=re.escape(message)):
+        make_provider(spec)
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [EPISTEMIC, *args], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+def events(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_cli_run_against_the_fake_server(server: FakeServer, tmp_path: Path) -> None:
+    wire = OpenAIWire()
+    push_calls(wire, server, bash("call_1", "echo hi"), tokens=(30, 7, 0))
+    push_final(wire, server, "It says hi.", tokens=(40, 3, 16))
+
+    done = run_cli(
+        "run",
+        "--model",
+        f"openai:{MODEL}",
+        "--base-url",
+        server.url + "/v1",
+        "-C",
+        str(tmp_path),
+        "--json",
+        "what does echo say?",
+        env=clean_subprocess_env(OPENAI_API_KEY="test"),
+    )
+
+    assert done.returncode == 0, done.stderr
+    seen = events(done.stdout)
+    assert [e["event"] for e in seen] == [
+        "model-start",
+        "model",
+        "call",
+        "model-start",
+        "model",
+        "stop",
+    ]
+    call = seen[2]
+    assert (call["status"], call["returncode"], call["stdout"], call["command"]) == (
+        "ran",
+        0,
+        "hi\n",
+        "echo hi",
+    )
+    stop = seen[-1]
+    assert (stop["reason"], stop["exit_code"], stop["final"]) == ("finished", 0, "It says hi.")
+    assert stop["tokens"] == {
+        "calls": 2,
+        "prompt_tokens": 70,
+        "completion_tokens": 10,
+        "cached_tokens": 16,
+    }
+    assert [r.headers["authorization"] for r in server.requests] == ["Bearer test"] * 2
+    assert [r["model"] for r in records(tmp_path, "model")] == [MODEL, MODEL]
+
+
+def test_cli_run_with_a_refused_key_exits_5(server: FakeServer, tmp_path: Path) -> None:
+    wire = OpenAIWire()
+    server.push(401, wire.error(401, "Incorrect API key provided"))
+
+    done = run_cli(
+        "run",
+        "--model",
+        f"openai:{MODEL}",
+        "--base-url",
+        server.url + "/v1",
+        "-C",
+        str(tmp_path),
+        "--json",
+        "task",
+        env=clean_subprocess_env(OPENAI_API_KEY="test"),
+    )
+
+    assert done.returncode == 5, done.stderr
+    stop = events(done.stdout)[-1]
+    assert (stop["event"], stop["reason"], stop["exit_code"]) == ("stop", "provider-error", 5)
+    assert "OPENAI_API_KEY" in stop["message"]
+    assert len(server.requests) == 1
+
+
+def test_cli_run_without_a_key_exits_5(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+
+    code = cli.main(["run", "--model", "openai:gpt-5.1", "-C", str(tmp_path), "--json", "task"])
+
+    assert code == 5
+    err = capsys.readouterr().err
+    assert err.startswith("epistemic: OPENAI_API_KEY is not set")
+    assert "Traceback" not in err
+
+
+def test_replay_runs_never_import_the_sdks(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"calls": [{"tool": "bash", "args": dict(bash(None, "echo hi")[2])}]},
+                {"final": "done"},
+            ]
+        ),
+        "utf-8",
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    probe = (
+        "import json, sys\n"
+        "from epistemic_agent.cli import main\n"
+        f"code = main(['run', '--model', 'replay:{script}', '-C', '{workspace}', '--json', 't'])\n"
+        "print(json.dumps({'code': code, 'loaded': sorted(\n"
+        "    m for m in ('openai', 'anthropic') if m in sys.modules)}))\n"
+    )
+
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=clean_subprocess_env(),
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    seen = events(done.stdout)
+    assert seen[-2]["event"] == "stop" and seen[-2]["reason"] == "finished"
+    assert seen[-1] == {"code": 0, "loaded": []}
