@@ -20,6 +20,10 @@ class UsageError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # journaled text may hold lone surrogates
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
@@ -226,10 +230,13 @@ def _cmd_log(args: argparse.Namespace) -> int:
     from .journal import read_records
     from .records import merge_calls
 
-    records, notes = read_records(_journal_path(args.dir))
+    journal = _journal_path(args.dir)
+    records, notes = read_records(journal)
     views = merge_calls(records)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
+    if not records and journal.stat().st_size:
+        raise UsageError(f"{journal} holds no journal records")
     if args.json:
         print(json.dumps([v.to_json() for v in views], ensure_ascii=False, indent=1))
         return 0

@@ -33,6 +33,7 @@ RULES: dict[str, str] = {
     "edit-noop": "str_replace_edit whose old and new are identical, or old is empty",
     "file-missing": "str_replace_edit on a file that does not exist",
     "old-not-unique": "str_replace_edit whose old text does not occur exactly once",
+    "text-unencodable": "a command, path or file text that cannot be encoded (NUL, lone surrogate)",
     "call-id-missing": "a model's tool call without an id (it cannot be answered, so not run)",
 }
 
@@ -212,12 +213,29 @@ def _check_shape(tool: str, args: dict[Any, Any]) -> Rejected | None:
         if value is None:
             continue  # treated as missing by the rules below
         if not isinstance(value, _JSON_TYPES[wanted]) or isinstance(value, bool):
+            article = "an" if wanted[0] in "aeiou" else "a"
             return Rejected(
                 "wrong-type",
-                f"`{key}` must be a {wanted}, got {_json_name(value)}.",
+                f"`{key}` must be {article} {wanted}, got {_json_name(value)}.",
                 tool,
                 given=args,
             )
+        problem = _unusable_text(key, value)
+        if problem:
+            return Rejected("text-unencodable", f"`{key}` {problem}.", tool, given=args)
+    return None
+
+
+def _unusable_text(key: str, value: object) -> str | None:
+    """Text the shell or the file system cannot take: lone surrogates; NUL in commands/paths."""
+    if not isinstance(value, str) or key in ("reason", "type"):
+        return None
+    if "\x00" in value and key in ("command", "path"):
+        return "contains a NUL character, which no command line or path can hold"
+    try:
+        value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return "contains a lone surrogate, which is not valid Unicode text"
     return None
 
 

@@ -15,6 +15,8 @@ from typing import Any
 FORMAT_VERSION = 1
 GENESIS = "0" * 64
 PREFIX = b'{"prev":"'
+#: The fields the writer owns; a record cannot set them.
+CHAIN_FIELDS = frozenset({"prev", "n", "v"})
 CHUNK = 1 << 20
 
 Record = dict[str, Any]
@@ -168,7 +170,7 @@ class JournalWriter:
             "n": self.position.lines + 1,
             "v": FORMAT_VERSION,
         }
-        full.update(record)
+        full.update((k, v) for k, v in record.items() if k not in CHAIN_FIELDS)
         body = encode(full)
         self._write(body + b"\n")
         if durable:

@@ -167,9 +167,9 @@ class Report:
         for page in sorted(self._stale_pages):
             self._rerender_page(page, position)
         self._stale_pages.clear()
-        atomic_write(self.layout.report, self.render(position).encode("utf-8"))
+        atomic_write(self.layout.report, self.render(position).encode("utf-8", "backslashreplace"))
         if self._checkpoint_due is not None:
-            data = json.dumps(self._checkpoint_due).encode("utf-8")
+            data = json.dumps(self._checkpoint_due).encode("utf-8", "backslashreplace")
             atomic_write(self.layout.checkpoint, data)
             self._checkpoint_due = None
 
@@ -207,7 +207,9 @@ class Report:
     def _write_page(self, page: int, views: list[CallView]) -> None:
         first, last = self._page_range(page)
         text = render.page(first, last, (render.entry(v) for v in sorted(views, key=_seq)))
-        atomic_write(self.layout.workspace / self._page_link(page), text.encode("utf-8"))
+        atomic_write(
+            self.layout.workspace / self._page_link(page), text.encode("utf-8", "backslashreplace")
+        )
 
     def _rerender_page(self, page: int, position: Position) -> None:
         """A late outcome landed on a finished page: rebuild that page from the journal."""

@@ -11,6 +11,7 @@ from typing import Any
 from .journal import GENESIS, PREFIX, Position, decode, line_hash
 
 INTACT, TAMPERED, TORN = "intact", "tampered", "torn"
+RECOVERY = b'"kind":"recovery"'
 EXIT_CODES = {INTACT: 0, TAMPERED: 1, TORN: 3}
 
 
@@ -44,34 +45,26 @@ def verify_journal(journal: Path, anchor: Path | None = None) -> Verification:
     """Walk the chain once (fast path), then explain the first break if there is one."""
     expected = GENESIS.encode()
     count = 0
-    torn_line: int | None = None
+    torn_line: int | None = None  # a line cut by a crash: fine only if a recovery follows
     notes: list[str] = []
     with journal.open("rb") as handle:
         for raw in handle:
             if not raw.endswith(b"\n"):
-                return Verification(
-                    TORN,
-                    count,
-                    expected.decode(),
-                    f"line {count + 1} is torn: it was cut mid-write (a crash or "
-                    f"kill); lines 1-{count} verify",
-                    count + 1,
-                    notes,
-                )
+                return _torn_tail(count, expected.decode(), notes)
             body = raw[:-1]
-            chained = body.startswith(PREFIX) and body[9:73] == expected
-            if chained and torn_line is not None:
-                if b'"kind":"recovery"' not in body:
+            if body.startswith(PREFIX) and body[9:73] == expected:
+                if RECOVERY in body[73:120]:
+                    notes.append(
+                        f"line {count} was torn by a crash and closed by the "
+                        f"recovery record on line {count + 1}"
+                    )
+                    torn_line = None
+                elif torn_line is not None:
                     break
-                notes.append(
-                    f"line {torn_line} was torn by a crash and closed by the "
-                    f"recovery record on line {count + 1}"
-                )
-                torn_line = None
-            elif not chained:
-                if torn_line is not None or body.startswith(PREFIX):
-                    break
-                torn_line = count + 1  # acceptable only if a recovery record follows
+            elif torn_line is None and decode(body) is None:
+                torn_line = count + 1
+            else:
+                break
             expected = hashlib.sha256(body).hexdigest().encode()
             count += 1
         else:
@@ -82,6 +75,12 @@ def verify_journal(journal: Path, anchor: Path | None = None) -> Verification:
         return Verification(TAMPERED, torn_line - 1, "", problem, torn_line, notes)
     problem, line = diagnose(journal, count)
     return Verification(TAMPERED, count, expected.decode(), problem, line, notes)
+
+
+def _torn_tail(count: int, head: str, notes: list[str]) -> Verification:
+    before = f"lines 1-{count} verify" if count else "there is no complete line before it"
+    problem = f"line {count + 1} is torn: it was cut mid-write (a crash or kill); {before}"
+    return Verification(TORN, count, head, problem, count + 1, notes)
 
 
 def _check_anchor(
