@@ -209,7 +209,7 @@ def test_writer_refuses_to_append_to_a_broken_chain(tmp_path: Path) -> None:
     done = cli(
         "exec", "-C", str(tmp_path), "--type", "collect-info", "--reason", REASON, "--", "true"
     )
-    assert done.returncode == 3
+    assert done.returncode == 74
     assert "hash chain breaks at line 3" in done.stderr
     assert journal.read_bytes() == edited
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 import time
@@ -93,19 +94,22 @@ class Agent:
     events: Events = field(default_factory=QuietEvents)
     messages: list[Message] = field(default_factory=list)
     _stop_requested: bool = False
+    _interrupt_recorded: bool = False
 
     def __post_init__(self) -> None:
         self.system = system_prompt(self.session.settings.min_reason)
 
     def run(self, text: str) -> Stop:
         """Give the model a user message and loop until it finishes or a limit stops it."""
-        self._stop_requested = False
+        self._stop_requested = self._interrupt_recorded = False
         self.messages.append(UserMessage(text))
         self.session.event("user", text=text)
         with self._interrupts():
             try:
                 stop = self._loop()
             except KeyboardInterrupt:
+                self._stop_requested = True
+                self._should_stop()
                 stop = Stop("interrupted", "aborted by a second Ctrl-C", 0)
         leftover = getattr(self.provider, "leftover", 0)
         if leftover:
@@ -117,7 +121,7 @@ class Agent:
     def _loop(self) -> Stop:
         rejections = 0
         for step in range(1, self.config.max_steps + 1):
-            if self._stop_requested:
+            if self._should_stop():
                 return Stop("interrupted", "stopped by Ctrl-C", step - 1)
             try:
                 turn = self._complete(step)
@@ -141,7 +145,7 @@ class Agent:
         calls = tuple(_with_id(call, step, n) for n, call in enumerate(turn.calls, start=1))
         results: list[ToolResult] = []
         for original, call in zip(turn.calls, calls, strict=True):
-            if self._stop_requested:
+            if self._should_stop():
                 results.append(ToolResult(str(call.id), "not run: the session was stopped", True))
                 continue
             result = self._dispatch(original, call)
@@ -168,7 +172,7 @@ class Agent:
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 return self.session.reject(
                     Rejected(
                         "args-not-object",
@@ -230,6 +234,13 @@ class Agent:
             calls=len(turn.calls),
         )
 
+    def _should_stop(self) -> bool:
+        """Whether Ctrl-C asked to stop; the first time, journal the interruption."""
+        if self._stop_requested and not self._interrupt_recorded:
+            self._interrupt_recorded = True
+            self.session.event("interrupt", message="Ctrl-C: stopping after the current call")
+        return self._stop_requested
+
     @contextmanager
     def _interrupts(self) -> Iterator[None]:
         """First Ctrl-C: stop after the current call. Second: abort the running command."""
@@ -238,11 +249,11 @@ class Agent:
             return
 
         def handle(signum: int, frame: FrameType | None) -> None:
+            # Only set a flag here: the journal is written at the loop's next safe point.
             if self._stop_requested:
                 raise KeyboardInterrupt
             self._stop_requested = True
-            self.session.event("interrupt", message="Ctrl-C: stopping after the current call")
-            self.events.notice("stopping after the current call; Ctrl-C again aborts it")
+            os.write(2, b"\nstopping after the current call; Ctrl-C again aborts it\n")
 
         previous = signal.signal(signal.SIGINT, handle)
         try:
@@ -270,7 +281,7 @@ def _command_of(call: ToolCall) -> str:
         raw = args
         try:
             args = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return raw
     if isinstance(args, dict):
         for key in ("command", "path"):

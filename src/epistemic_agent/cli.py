@@ -9,14 +9,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .errors import UsageError
+
 EXIT_REJECTED = 2
 EXIT_USAGE = 2
-EXIT_RECORD = 3
+EXIT_RECORD = 74  # the record cannot be written (a broken or unreadable journal)
 EXIT_TIMEOUT = 124
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one clear line, exit status 2."""
+EXIT_PIPE = 141  # what a shell reports for a reader that went away (128 + SIGPIPE)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,13 +31,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"epistemic: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as error:
+    except (
+        FileNotFoundError,
+        FileExistsError,
+        NotADirectoryError,
+        IsADirectoryError,
+        PermissionError,
+    ) as error:
         print(f"epistemic: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("epistemic: interrupted", file=sys.stderr)
         return 130
-    except Exception as error:  # journal errors and the like: one line, never a traceback
+    except BrokenPipeError:  # `epistemic log | head`: the reader left; not an error of ours
+        _silence(sys.stdout)
+        return EXIT_PIPE
+    except OSError as error:  # the record cannot be written: a file where a folder should be...
+        print(f"epistemic: {error}", file=sys.stderr)
+        return EXIT_RECORD
+    except Exception as error:  # journal errors: one line, never a traceback
         from .journal import JournalError
 
         if isinstance(error, JournalError):
@@ -165,7 +176,7 @@ def _cmd_exec(args: argparse.Namespace) -> int:
 def _cmd_tool(args: argparse.Namespace) -> int:
     try:
         payload = json.loads(args.args)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         from .gate import Rejected
 
         rejected = Rejected(
@@ -189,10 +200,22 @@ def _stream_output(done: Any) -> None:
     import shutil
 
     for path, stream in ((done.stdout, sys.stdout), (done.stderr, sys.stderr)):
-        stream.flush()
-        with open(path, "rb") as handle:
-            shutil.copyfileobj(handle, stream.buffer)
-        stream.flush()
+        try:
+            stream.flush()
+            with open(path, "rb") as handle:
+                shutil.copyfileobj(handle, stream.buffer)
+            stream.flush()
+        except BrokenPipeError:  # the reader left (`| head`): the call still counts
+            _silence(stream)
+
+
+def _silence(stream: Any) -> None:
+    """Point a stream whose reader went away at /dev/null, so exiting cannot fail on it."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, stream.fileno())
+    os.close(devnull)
 
 
 def _print_result(args: argparse.Namespace, result: Any, streamed: bool) -> int:
@@ -210,9 +233,12 @@ def _print_result(args: argparse.Namespace, result: Any, streamed: bool) -> int:
     if result.status == "rejected":
         return EXIT_REJECTED
     if result.timed_out:
+        if streamed:
+            print(f"epistemic: {result.outcome}", file=sys.stderr)
         return EXIT_TIMEOUT
     if result.returncode is not None:
-        return int(result.returncode)
+        code = int(result.returncode)
+        return 128 - code if code < 0 else code  # killed by signal N: 128+N, as shells do
     return 0 if result.ok else 1
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli import UsageError
+from .errors import UsageError
 
 EXIT_PROVIDER = 5
 

@@ -56,7 +56,7 @@ def run_shell(command: str, cwd: Path, timeout: float, scratch: Path) -> Executi
         except BaseException:  # Ctrl-C or the like: never leave the command running
             _stop_group(process)
             raise
-    stopped = _kill_leftovers(process.pid)
+    stopped = not timed_out and _kill_leftovers(process.pid)
     return Execution(returncode, timed_out, time.monotonic() - started, out_path, err_path, stopped)
 
 

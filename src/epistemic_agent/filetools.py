@@ -84,6 +84,9 @@ def _read(call: Call, target: Path, limit: int) -> FileOutcome:
     lines = data.decode("utf-8", "replace").splitlines(keepends=True)
     start = int(call.args.get("start_line", 1))
     end = int(call.args.get("end_line", len(lines)))
+    if lines and start > len(lines):
+        note = f"{call.path} has only {len(lines)} line(s); nothing from line {start} on"
+        return FileOutcome(False, note, note, b"")
     chosen = "".join(lines[start - 1 : end])
     text = chosen if len(chosen) <= limit else _cut(chosen, limit)
     shown = f"lines {start}-{min(end, len(lines))} of {len(lines)}"
@@ -119,9 +122,11 @@ def _edit(call: Call, target: Path) -> FileOutcome:
     except OSError as error:
         return FileOutcome(False, f"edit failed: {error.strerror}", str(error), b"")
     diff = _diff(call.path, before, after)
-    changed = sum(1 for line in diff.splitlines()[2:] if line[:1] in (b"+", b"-"))
+    lines = diff.splitlines()[2:]
+    added = sum(1 for line in lines if line.startswith(b"+"))
+    removed = sum(1 for line in lines if line.startswith(b"-"))
     return FileOutcome(
-        True, f"edited {call.path} ({changed} line(s) changed)", f"edited {call.path}", diff
+        True, f"edited {call.path} (+{added} -{removed} lines)", f"edited {call.path}", diff
     )
 
 

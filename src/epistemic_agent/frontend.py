@@ -43,11 +43,13 @@ class LiveEvents:
         if len(flat) > width:
             flat = flat[: width - 1] + "…"
         colour = "green" if result.ok else ("red" if result.status == "rejected" else "yellow")
-        self.console.print(f"[{colour}]{head}[/]{flat}", markup=True, soft_wrap=True)
+        from rich.text import Text  # plain text: a command's brackets are not markup
+
+        self.console.print(Text(head, style=colour) + Text(flat), soft_wrap=True)
 
     def notice(self, text: str) -> None:
         self.model_finished(0, Turn(""), 0.0)
-        self.console.print(f"[bold]{text}[/]")
+        self.console.print(text, style="bold", markup=False, soft_wrap=True)
 
     def summary(self, session: Session, stop: Stop) -> None:
         totals = session.report.totals
@@ -63,8 +65,8 @@ class LiveEvents:
         ]
         if stop.final:
             lines[1:1] = ["", stop.final.strip(), ""]
-        for line in lines:
-            self.console.print(line, markup=False, highlight=False)
+        for line in lines:  # never wrapped: paths must stay copyable
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 class JsonEvents:

@@ -44,7 +44,7 @@ def decode(body: bytes) -> Record | None:
     """Parse one line; None when it is not a JSON object."""
     try:
         value = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -194,34 +194,39 @@ class JournalWriter:
         size = os.fstat(self._fd).st_size
         if size < self.position.offset:
             raise JournalError(f"{self.path} shrank below what was already read: truncated")
-        torn = b""
+        unrecovered: tuple[int, int] | None = None  # (line, bytes) awaiting a recovery record
         for body in read_lines(self._fd, self.position.offset, size):
-            if body.endswith(b"\n"):
-                self._take(body[:-1])
-            else:
-                torn = body
-        if torn:
-            self._recover_torn(torn)
+            if not body.endswith(b"\n"):  # torn: a crash cut the last write; close the line
+                self._write(b"\n")
+                self._advance(body, {"kind": "unreadable"})
+                unrecovered = (self.position.lines, len(body))
+                break
+            unrecovered = self._take(body[:-1], unrecovered)
+        if unrecovered is not None:
+            line, size = unrecovered
+            self.append({"kind": "recovery", "torn_line": line, "torn_bytes": size}, durable=True)
 
-    def _take(self, body: bytes) -> None:
+    def _take(self, body: bytes, unrecovered: tuple[int, int] | None) -> tuple[int, int] | None:
+        """Follow one complete line; an unreadable one must be followed by a recovery record."""
         record = decode(body)
+        number = self.position.lines + 1
+        bad = unrecovered[0] if unrecovered is not None else number
         if record is None:
-            record = {"kind": "unreadable"}  # a torn line closed by an earlier recovery
-        elif record.get("prev") != self.position.head:
+            if number == 1 or unrecovered is not None:
+                raise JournalError(
+                    f"{self.path}: line {bad} is not a journal entry; this is not an intact journal"
+                )
+            self._advance(body, {"kind": "unreadable"})
+            return number, len(body)
+        if record.get("prev") != self.position.head or (
+            unrecovered is not None and record.get("kind") != "recovery"
+        ):
             raise JournalError(
-                f"{self.path}: the hash chain breaks at line {self.position.lines + 1}; "
+                f"{self.path}: the hash chain breaks at line {bad}; "
                 "run `epistemic verify` before appending to it"
             )
         self._advance(body, record)
-
-    def _recover_torn(self, torn: bytes) -> None:
-        """A line cut by a crash: close it and record that it is torn (never silently dropped)."""
-        self._write(b"\n")
-        self._advance(torn, {"kind": "unreadable"})
-        self.append(
-            {"kind": "recovery", "torn_line": self.position.lines, "torn_bytes": len(torn)},
-            durable=True,
-        )
+        return None
 
     def _valid_start(self, start: Position) -> bool:
         """Whether a remembered position still matches the file (its previous line hashes right)."""

@@ -167,10 +167,20 @@ def view_of(record: Record) -> CallView | None:
         status="rejected" if kind == "rejected" else "unknown",
         reason=reason if isinstance(reason, str) else "",
         command=command if isinstance(command, str) else "",
-        rule=record.get("rule") if kind == "rejected" else None,
-        message=record.get("message") if kind == "rejected" else None,
+        rule=_text(record.get("rule")) if kind == "rejected" else None,
+        message=_text(record.get("message")) if kind == "rejected" else None,
         t=str(record.get("t", "")),
     )
+
+
+def _text(value: Any) -> str | None:
+    """A field readers print: text as is, anything else (from a foreign writer) as JSON-ish."""
+    return value if isinstance(value, str) or value is None else repr(value)
+
+
+def seq_of(record: Record) -> int | None:
+    seq = record.get("seq")
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
 
 
 def merge_calls(records: list[Record]) -> list[CallView]:
@@ -180,6 +190,6 @@ def merge_calls(records: list[Record]) -> list[CallView]:
         view = view_of(record)
         if view is not None:
             views[view.seq] = view
-        elif record.get("kind") == "outcome" and record.get("seq") in views:
+        elif record.get("kind") == "outcome" and seq_of(record) in views:
             views[record["seq"]].apply_outcome(record)
     return [views[seq] for seq in sorted(views)]

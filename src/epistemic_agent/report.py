@@ -15,9 +15,9 @@ from typing import Any
 
 from . import render
 from .fsutil import atomic_write
-from .journal import Position, Record, follow
+from .journal import JournalError, Position, Record, follow
 from .layout import PAGES_DIR, RECORD_DIR, Layout
-from .records import CallView, view_of
+from .records import CallView, seq_of, view_of
 
 PAGE_SIZE = 100
 CHECKPOINT_VERSION = 1
@@ -222,7 +222,7 @@ class Report:
             view = view_of(record)
             if view is not None and first <= view.seq <= last:
                 views[view.seq] = view
-            elif record.get("kind") == "outcome" and record.get("seq") in views:
+            elif record.get("kind") == "outcome" and seq_of(record) in views:
                 views[record["seq"]].apply_outcome(record)
         self._write_page(page, list(views.values()))
 
@@ -249,7 +249,11 @@ def rebuild(layout: Layout, page_size: int = PAGE_SIZE) -> Position:
     """Re-render RATIONALE.md and every page from the whole journal (`epistemic report`)."""
     report = Report(layout, page_size)
     position = Position()
+    readable = 0
     for record, before in follow(layout.journal, position):
+        readable += record.get("kind") != "unreadable"
         report.fold(record, before)
+    if not readable:
+        raise JournalError(f"{layout.journal} holds no journal records; nothing was rendered")
     report.write(position)
     return position

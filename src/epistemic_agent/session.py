@@ -205,8 +205,12 @@ class Session:
         done = run_shell(call.command, self.workspace, self.settings.timeout, self.layout.scratch)
         limit = self.settings.output_limit
         stdout, stderr = bounded_text(done.stdout, limit), bounded_text(done.stderr, limit)
+        sink_error: Exception | None = None
         if on_output is not None:
-            on_output(done)
+            try:
+                on_output(done)
+            except Exception as error:  # the caller's problem must not falsify the record
+                sink_error = error
         evidence = {
             name: ref.to_json()
             for name, path in (("stdout", done.stdout), ("stderr", done.stderr))
@@ -225,6 +229,8 @@ class Session:
                 timed_out=done.timed_out,
             )
         )
+        if sink_error is not None:
+            raise sink_error
         return CallResult(
             "ran",
             seq,

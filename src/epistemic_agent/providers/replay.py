@@ -22,7 +22,7 @@ def load_script(path: Path) -> list[Turn]:
         raise ScriptError(f"script {path} does not exist") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ScriptError(f"script {path} cannot be read: {error}") from None
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise ScriptError(f"script {path} is not valid JSON: {error}") from None
     if not isinstance(data, list) or not data:
         raise ScriptError(f"script {path} must be a non-empty JSON array of turns")
