@@ -698,7 +698,7 @@ def test_broken_journal_is_not_reported_as_max_steps(
     script = write_script(tmp_path, [calls(bash("true")), final()])
     assert run_cli(ws, script, runner=main).returncode == 0
     path = ws / ".epistemic" / "journal.jsonl"
-    path.write_text(path.read_text().replace(TASK, TASK.upper(), 1))
+    path.write_text(path.read_text().replace(TASK, TASK + " (edited)", 1))
     done = run_cli(ws, script, runner=main)
     assert_one_clear_line(done, "hash chain")
     assert done.returncode not in set(EXIT_CODES.values())

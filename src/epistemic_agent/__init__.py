@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
+    from typing import Any
+
     from .session import CallResult, Session, Settings
 
 __all__ = ["CallResult", "Session", "Settings", "__version__"]

@@ -9,7 +9,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Protocol
 
@@ -27,6 +26,7 @@ from .providers.base import (
     UserMessage,
 )
 from .session import CallResult, Session
+from .structs import field, struct
 
 #: How a run ended, and the exit status `epistemic run` gives it.
 EXIT_CODES = {
@@ -38,7 +38,7 @@ EXIT_CODES = {
 }
 
 
-@dataclass(frozen=True)
+@struct
 class AgentConfig:
     max_steps: int = 50
     max_rejections: int = 5
@@ -47,7 +47,7 @@ class AgentConfig:
     max_backoff: float = 30.0
 
 
-@dataclass(frozen=True)
+@struct
 class Stop:
     """Why the loop ended. `steps` counts model calls."""
 
@@ -84,7 +84,7 @@ class QuietEvents:
         pass
 
 
-@dataclass
+@struct(frozen=False)
 class Agent:
     """One conversation with one model over one session. `run` may be called again (REPL)."""
 

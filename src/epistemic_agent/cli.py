@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from .errors import UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_REJECTED = 2
 EXIT_USAGE = 2
@@ -23,8 +27,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words else None)
+    args = parser.parse_args(words)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)
@@ -58,13 +63,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, sized without importing shutil (it runs at every start-up)."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width or _columns() - 2)
+
+
+def _columns() -> int:
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; given the command about to run, only its group is built (start-up cost)."""
+    parser = _Parser(
         prog="epistemic",
         description="Gated, justified, journaled tool calls: every act says what it is and why.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for register in _COMMANDS:
+    # an explicit prog spares argparse a help formatter (and its imports) at start-up
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", prog="epistemic")
+    groups = (
+        [_COMMANDS[command]] if command in _COMMANDS else list(dict.fromkeys(_COMMANDS.values()))
+    )
+    for register in groups:
         register(sub)
     return parser
 
@@ -197,13 +237,12 @@ def _run_call(args: argparse.Namespace, tool: str, payload: Any) -> int:
 
 def _stream_output(done: Any) -> None:
     """Copy the command's complete output to our stdout and stderr."""
-    import shutil
-
     for path, stream in ((done.stdout, sys.stdout), (done.stderr, sys.stderr)):
         try:
             stream.flush()
             with open(path, "rb") as handle:
-                shutil.copyfileobj(handle, stream.buffer)
+                while block := handle.read(1 << 16):
+                    stream.buffer.write(block)
             stream.flush()
         except BrokenPipeError:  # the reader left (`| head`): the call still counts
             _silence(stream)
@@ -345,12 +384,19 @@ def _register_agent(sub: Any) -> None:
     register(sub)
 
 
-_COMMANDS: list[Callable[[Any], None]] = [
-    _register_exec,
-    _register_tool,
-    _register_agent,
-    _register_readers,
-]
+#: Each command and the function that registers its group (in `--help` order).
+_COMMANDS: dict[str, Callable[[Any], None]] = {
+    "exec": _register_exec,
+    "tool": _register_tool,
+    "run": _register_agent,
+    "repl": _register_agent,
+    "demo": _register_agent,
+    "log": _register_readers,
+    "report": _register_readers,
+    "verify": _register_readers,
+    "types": _register_readers,
+    "rules": _register_readers,
+}
 
 if __name__ == "__main__":
     sys.exit(main())

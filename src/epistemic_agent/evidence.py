@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .fsutil import make_unique
+from .structs import struct
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_CAP = 10 * 1024 * 1024
 _BLOCK = 1 << 20
 
 
-@dataclass(frozen=True)
+@struct
 class EvidenceRef:
     """A stored blob: its SHA-256, the size of the original, and how many bytes were kept."""
 
@@ -26,7 +29,7 @@ class EvidenceRef:
         return {"sha256": self.sha256, "bytes": self.size, "kept": self.kept}
 
 
-@dataclass(frozen=True)
+@struct
 class EvidenceStore:
     """A folder of blobs named by their SHA-256 (the first two hex digits are a subfolder)."""
 
@@ -61,7 +64,7 @@ class EvidenceStore:
         target = self.path_of(digest)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            handle, name = make_unique(target.parent, prefix=".tmp-")
+            handle, name = make_unique(target.parent, prefix=".tmp-", mode=0o644)
             with os.fdopen(handle, "wb") as out:
                 out.write(kept)
             os.replace(name, target)
@@ -76,7 +79,7 @@ class EvidenceStore:
             os.replace(source, target)
 
     def _copy_head(self, source: Path) -> Path:
-        handle, name = make_unique(source.parent, prefix=".tmp-")
+        handle, name = make_unique(source.parent, prefix=".tmp-", mode=0o644)
         remaining = self.cap
         with source.open("rb") as src, os.fdopen(handle, "wb") as out:
             while remaining:

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
-import subprocess
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 from .fsutil import make_unique
+from .structs import struct
 
 DEFAULT_TIMEOUT = 120.0
 KILL_GRACE = 1.0
+SLOW_AFTER = 0.5
+MAX_FD = 1 << 16
 
 
-@dataclass(frozen=True)
+@struct
 class Execution:
     """What happened when a command ran. Its full output sits in two files until collected."""
 
@@ -32,47 +35,147 @@ class Execution:
             path.unlink(missing_ok=True)
 
 
-def run_shell(command: str, cwd: Path, timeout: float, scratch: Path) -> Execution:
-    """Run `bash -c command` in its own process group; output goes to files, not memory."""
+@struct
+class Launch:
+    """How to start a command: an argv prefix (bwrap) and/or a hook run in the child (Landlock)."""
+
+    argv_prefix: tuple[str, ...] = ()
+    child_setup: Callable[[], None] | None = None
+
+
+def run_shell(
+    command: str,
+    cwd: Path,
+    timeout: float,
+    scratch: Path,
+    launch: Launch | None = None,
+    on_slow: Callable[[], None] | None = None,
+) -> Execution:
+    """Run `bash -c command` in its own session; output goes to files, not memory.
+
+    `on_slow` is called once if the command is still running after SLOW_AFTER seconds.
+    """
     scratch.mkdir(parents=True, exist_ok=True)
-    out_path, err_path = _scratch_file(scratch, "out"), _scratch_file(scratch, "err")
+    out_fd, out_path = make_unique(scratch, prefix="call-", suffix=".out", mode=0o644)
+    err_fd, err_path = make_unique(scratch, prefix="call-", suffix=".err", mode=0o644)
+    launch = launch or Launch()
+    argv = [*launch.argv_prefix, "bash", "-c", command]
     started = time.monotonic()
-    with out_path.open("wb") as out, err_path.open("wb") as err:
-        process = subprocess.Popen(
-            ["bash", "-c", command],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-        )
-        timed_out = False
-        try:
-            returncode: int | None = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _stop_group(process)
-            returncode = None
-        except BaseException:  # Ctrl-C or the like: never leave the command running
-            _stop_group(process)
-            raise
-    stopped = not timed_out and _kill_leftovers(process.pid)
-    return Execution(returncode, timed_out, time.monotonic() - started, out_path, err_path, stopped)
+    try:
+        pid = _spawn(_find_program(argv[0]), argv, cwd, out_fd, err_fd, launch.child_setup)
+    finally:
+        os.close(out_fd)
+        os.close(err_fd)
+    waiter = _Waiter(pid)
+    try:
+        finished = waiter.wait(min(SLOW_AFTER, timeout))
+        if not finished and on_slow is not None:
+            on_slow()
+        finished = finished or waiter.wait(timeout - (time.monotonic() - started))
+        if not finished:
+            _stop_group(waiter)
+    except BaseException:  # Ctrl-C or the like: never leave the command running
+        _stop_group(waiter)
+        raise
+    stopped = finished and _kill_leftovers(pid)
+    return Execution(
+        waiter.returncode if finished else None,
+        not finished,
+        time.monotonic() - started,
+        out_path,
+        err_path,
+        stopped,
+    )
 
 
-def _scratch_file(scratch: Path, suffix: str) -> Path:
-    handle, path = make_unique(scratch, prefix="call-", suffix="." + suffix)
-    os.close(handle)
-    return path
+def _find_program(name: str) -> str:
+    """Resolve the program in the parent: the child should only make system calls."""
+    if "/" in name:
+        return name
+    for folder in os.get_exec_path():
+        candidate = os.path.join(folder, name)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    raise FileNotFoundError(f"{name} is not on PATH")
 
 
-def _stop_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the whole group, then SIGKILL what is left after a grace period."""
-    _signal_group(process.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=KILL_GRACE)
-    _signal_group(process.pid, signal.SIGKILL)
-    process.wait()
+def _spawn(
+    program: str,
+    argv: list[str],
+    cwd: Path,
+    out_fd: int,
+    err_fd: int,
+    child_setup: Callable[[], None] | None,
+) -> int:
+    """fork + exec without the subprocess module (it costs start-up time on every exec)."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the child: own session (process group), workspace cwd, files for output
+        os.setsid()
+        os.chdir(cwd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        for signum in (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(signum, signal.SIG_DFL)
+        if child_setup is not None:
+            child_setup()
+        os.closerange(3, MAX_FD)
+        os.execv(program, argv)
+    except BaseException as error:
+        with contextlib.suppress(BaseException):
+            os.write(2, f"epistemic: cannot start the command: {error}\n".encode())
+    finally:
+        os._exit(127)
+    return 0  # unreachable
+
+
+class _Waiter:
+    """Waits for one child without polling sleeps (a pidfd), and reaps it."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._poll: select.poll | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self._fd = os.pidfd_open(pid)
+            self._poll = select.poll()
+            self._poll.register(self._fd, select.POLLIN)
+
+    def wait(self, seconds: float | None) -> bool:
+        """True once the child has exited (and is reaped); False if `seconds` ran out."""
+        if self.returncode is not None:
+            return True
+        deadline = None if seconds is None else time.monotonic() + max(seconds, 0.0)
+        while True:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                if self._poll is not None:
+                    os.close(self._fd)
+                return True
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            self._sleep(left)
+
+    def _sleep(self, left: float | None) -> None:
+        if self._poll is not None:
+            self._poll.poll(None if left is None else max(int(left * 1000), 1))
+        else:
+            time.sleep(0.005 if left is None else min(left, 0.005))
+
+
+def _stop_group(waiter: _Waiter) -> None:
+    """SIGTERM the whole group, then SIGKILL what is left after a grace period; reap."""
+    _signal_group(waiter.pid, signal.SIGTERM)
+    if not waiter.wait(KILL_GRACE):
+        _signal_group(waiter.pid, signal.SIGKILL)
+        waiter.wait(None)
+    else:
+        _signal_group(waiter.pid, signal.SIGKILL)
 
 
 def _kill_leftovers(pgid: int) -> bool:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from .fsutil import atomic_write
 from .gate import Call, Rejected
 from .layout import is_protected
+from .structs import struct
 
 
-@dataclass(frozen=True)
+@struct
 class FileOutcome:
     """What a file tool did: success, a one-line outcome, text for the caller, bytes to keep."""
 

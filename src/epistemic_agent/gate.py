@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
-from typing import Any
 
 from .layout import is_protected
+from .structs import field, struct
 from .tools import TOOL_NAMES, TOOLS_BY_NAME
 from .vocabulary import ACT_NAMES, ACTS_BY_NAME, FILE_TOOL_ACTS, act_list_text, normalise_act
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
 
 MIN_REASON = 20
 
@@ -118,7 +121,7 @@ HYPOTHESIS_EXAMPLE = (
 )
 
 
-@dataclass(frozen=True)
+@struct
 class Call:
     """An accepted call, normalised: ready for the executor."""
 
@@ -146,7 +149,7 @@ class Call:
         return f"{self.tool} {self.path}"
 
 
-@dataclass(frozen=True)
+@struct
 class Rejected:
     """A call the gate refused: a stable rule id and a message that says how to fix it."""
 
@@ -164,7 +167,7 @@ class Rejected:
 Verdict = Call | Rejected
 
 
-@dataclass(frozen=True)
+@struct
 class GateConfig:
     """What the gate needs to know: the workspace root (absolute) and the reason minimum."""
 

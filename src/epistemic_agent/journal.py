@@ -8,9 +8,9 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from .structs import field, struct
 
 FORMAT_VERSION = 1
 GENESIS = "0" * 64
@@ -19,7 +19,13 @@ PREFIX = b'{"prev":"'
 CHAIN_FIELDS = frozenset({"prev", "n", "v"})
 CHUNK = 1 << 20
 
-Record = dict[str, Any]
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
+
+    Record = dict[str, Any]
+else:
+    Record = dict
 
 
 class JournalError(Exception):
@@ -49,7 +55,7 @@ def decode(body: bytes) -> Record | None:
     return value if isinstance(value, dict) else None
 
 
-@dataclass
+@struct(frozen=False)
 class Position:
     """How far a reader or writer has followed the journal."""
 
@@ -128,7 +134,7 @@ def follow(path: Path, position: Position) -> Iterator[tuple[Record, Position]]:
         os.close(fd)
 
 
-@dataclass
+@struct(frozen=False)
 class JournalWriter:
     """Appends records to one journal file. Use `locked()` around every append."""
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from .structs import struct
 
 RECORD_DIR = ".epistemic"
 REPORT_NAME = "RATIONALE.md"
@@ -16,7 +17,7 @@ def is_protected(rel_path: str) -> bool:
     return first == RECORD_DIR or rel_path == REPORT_NAME
 
 
-@dataclass(frozen=True)
+@struct
 class Layout:
     """The files of one workspace's record."""
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
-from typing import Any
 
 from .gate import Call, Rejected
 from .journal import Record
+from .structs import struct
 from .vocabulary import is_mutating
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
 
 GIVEN_STRING_CAP = 4096
 
@@ -92,7 +95,7 @@ def cap_given(value: Any, depth: int = 0) -> Any:
     return repr(value)[:GIVEN_STRING_CAP]
 
 
-@dataclass
+@struct(frozen=False)
 class CallView:
     """One call as readers show it: its declaration (or rejection) merged with its outcome."""
 
@@ -136,12 +139,34 @@ class CallView:
             "t": self.t,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CallView:
+        """The inverse of `to_json` (for checkpoints)."""
+        return cls(**{name: data[name] for name in _VIEW_FIELDS if name in data})
+
     def apply_outcome(self, record: Record) -> None:
         self.status = "ran"
         self.ok = bool(record.get("ok"))
         code = record.get("returncode")
         self.returncode = code if isinstance(code, int) else None
         self.outcome = str(record.get("outcome", ""))
+
+
+_VIEW_FIELDS = (
+    "seq",
+    "tool",
+    "act",
+    "mutating",
+    "status",
+    "reason",
+    "command",
+    "rule",
+    "message",
+    "returncode",
+    "ok",
+    "outcome",
+    "t",
+)
 
 
 def view_of(record: Record) -> CallView | None:

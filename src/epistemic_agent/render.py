@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 from .records import CallView
 from .vocabulary import act_order
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def header(session: Mapping[str, Any]) -> str:
@@ -100,24 +103,41 @@ def entry(view: CallView) -> str:
     return "\n".join(parts) + "\n"
 
 
-def narrative(earlier_pages: Iterable[tuple[int, int, str]], entries: Iterable[str]) -> str:
-    lines = ["## Narrative", ""]
+def narrative(links: str, entries: Iterable[str]) -> str:
+    """The numbered narrative: links to earlier pages (see `page_links`), then this page."""
+    return "## Narrative\n\n" + links + "".join(entries)
+
+
+def page_links(earlier_pages: Iterable[tuple[int, int, str]]) -> str:
     pages = list(earlier_pages)
-    if pages:
-        links = ", ".join(f"[{first}–{last}]({link})" for first, last, link in pages)
-        lines += [f"Earlier calls, one page per {pages[0][1] - pages[0][0] + 1}: {links}.", ""]
-    return "\n".join(lines) + "\n" + "".join(entries)
+    if not pages:
+        return ""
+    links = ", ".join(f"[{first}–{last}]({link})" for first, last, link in pages)
+    return f"Earlier calls, one page per {pages[0][1] - pages[0][0] + 1}: {links}.\n\n"
 
 
-def dead_ends(ends: Iterable[Mapping[str, Any]]) -> str:
-    lines = ["## Dead ends", ""]
-    items = [
+def dead_end(end: Mapping[str, Any]) -> str:
+    """One revert, as a list item."""
+    return (
         f"- **Call {end['seq']}** ({end.get('label', '?')}): {_one_paragraph(end['reason'])}"
-        f" `{_inline(end['command'])}`"
-        for end in ends
-    ]
-    lines += items or ["_No reverts: no change-state was undone._"]
-    return "\n".join(lines) + "\n\n"
+        f" `{_inline(end['command'])}`\n"
+    )
+
+
+def dead_ends(items: Sequence[str], total: int, link: str | None) -> str:
+    """The most recent dead ends (all of them when there are few), and where the rest are."""
+    lines = "".join(items) or "_No reverts: no change-state was undone._\n"
+    more = ""
+    if total > len(items):
+        more = (
+            f"\n_{total} dead ends in all; the {len(items)} most recent are shown. "
+            f"All of them: [{link}]({link})._\n"
+        )
+    return "## Dead ends\n\n" + lines + more + "\n"
+
+
+def dead_ends_page(items: Iterable[str]) -> str:
+    return "# RATIONALE: every dead end\n\n" + "".join(items)
 
 
 def rejections(by_rule: Mapping[str, int]) -> str:

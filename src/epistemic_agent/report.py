@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
 
 from . import render
 from .fsutil import atomic_write
 from .journal import JournalError, Position, Record, follow
 from .layout import PAGES_DIR, RECORD_DIR, Layout
 from .records import CallView, seq_of, view_of
+from .structs import field, struct
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
 
 PAGE_SIZE = 100
+DEAD_ENDS_SHOWN = 20
+DEAD_ENDS_LINK = f"{RECORD_DIR}/{PAGES_DIR}/dead-ends.md"
 CHECKPOINT_VERSION = 1
 _HEADER_DROP = ("prev", "n", "v", "kind")
 
 
-@dataclass
+@struct(frozen=False)
 class Totals:
     """Everything the report needs that is not the current page: small and serialisable."""
 
@@ -84,6 +89,9 @@ class Report:
         self.totals = Totals()
         self.entries: dict[int, CallView] = {}
         self._text: dict[int, str] = {}
+        self._dead_text: dict[int, str] = {}
+        self._dead_page_due = False
+        self._links: str | None = None
         self._stale_pages: set[int] = set()
         self._checkpoint_due: dict[str, Any] | None = None
 
@@ -122,6 +130,7 @@ class Report:
             totals.counts[view.act] += 1
             totals.shell += record.get("tool") == "bash"
             if view.act == "revert":
+                self._dead_changed(view.seq)
                 totals.dead_ends[view.seq] = {
                     "seq": view.seq,
                     "reason": view.reason,
@@ -144,13 +153,19 @@ class Report:
             self._stale_pages.add((seq - 1) // self.page_size)
         end = self.totals.dead_ends.get(seq)
         if end is not None:
+            self._dead_changed(seq)
             end["label"] = "ok" if record.get("ok") else "FAILED"
+
+    def _dead_changed(self, seq: int) -> None:
+        self._dead_text.pop(seq, None)
+        self._dead_page_due = True
 
     def _turn_page(self, page: int, before: Position) -> None:
         """The current page is complete: write it once, start the next one, checkpoint."""
         self._write_page(self.totals.page, list(self.entries.values()))
         self.entries.clear()
         self._text.clear()
+        self._links = None
         while len(self.totals.page_offsets) <= page:
             self.totals.page_offsets.append(before.offset)
         self.totals.page = page
@@ -167,7 +182,13 @@ class Report:
         for page in sorted(self._stale_pages):
             self._rerender_page(page, position)
         self._stale_pages.clear()
-        atomic_write(self.layout.report, self.render(position).encode("utf-8", "backslashreplace"))
+        atomic_write(self.layout.report, _encode(self.render(position)))
+        if self._dead_page_due and len(self.totals.dead_ends) > DEAD_ENDS_SHOWN:
+            items = [self._dead_end_text(seq) for seq in sorted(self.totals.dead_ends)]
+            atomic_write(
+                self.layout.workspace / DEAD_ENDS_LINK, _encode(render.dead_ends_page(items))
+            )
+        self._dead_page_due = False
         if self._checkpoint_due is not None:
             data = json.dumps(self._checkpoint_due).encode("utf-8", "backslashreplace")
             atomic_write(self.layout.checkpoint, data)
@@ -175,21 +196,30 @@ class Report:
 
     def render(self, position: Position) -> str:
         totals = self.totals
-        pages = [(*self._page_range(p), self._page_link(p)) for p in range(totals.page)]
         entries = [self._entry_text(seq) for seq in sorted(self.entries)]
-        dead = [totals.dead_ends[seq] for seq in sorted(totals.dead_ends)]
+        if self._links is None:
+            pages = [(*self._page_range(p), self._page_link(p)) for p in range(totals.page)]
+            self._links = render.page_links(pages)
+        dead = sorted(totals.dead_ends)
+        shown = [self._dead_end_text(seq) for seq in dead[-DEAD_ENDS_SHOWN:]]
         return "".join(
             [
                 render.header(totals.session),
                 render.shape(totals.counts, totals.shell, sum(totals.rejected.values())),
                 render.model_line(totals.model, totals.ending),
-                render.narrative(pages, entries),
-                render.dead_ends(dead),
+                render.narrative(self._links, entries),
+                render.dead_ends(shown, len(dead), DEAD_ENDS_LINK),
                 render.rejections(totals.rejected),
                 render.ending(totals.ending),
                 render.footer(position.head, position.lines),
             ]
         )
+
+    def _dead_end_text(self, seq: int) -> str:
+        text = self._dead_text.get(seq)
+        if text is None:
+            text = self._dead_text[seq] = render.dead_end(self.totals.dead_ends[seq])
+        return text
 
     def _entry_text(self, seq: int) -> str:
         text = self._text.get(seq)
@@ -229,16 +259,34 @@ class Report:
     # -- resuming --------------------------------------------------------------------------
 
     def load_checkpoint(self) -> Position | None:
-        """Restore the state saved at the current page's start; None if there is none usable."""
+        """Restore the last saved state; None if there is none usable (then fold from 0)."""
         try:
             data = json.loads(self.layout.checkpoint.read_bytes())
             position = Position.from_json(data["position"])
             if data.get("v") != CHECKPOINT_VERSION or position is None:
                 return None
             self.totals = Totals.from_json(data["totals"])
+            views = [CallView.from_json(item) for item in data.get("entries", [])]
         except (OSError, ValueError, KeyError, TypeError):
+            self.reset()
             return None
+        self.entries = {view.seq: view for view in views}
         return position
+
+    def save_checkpoint(self, position: Position) -> None:
+        """Save the whole state at `position`, so the next process need not fold the page."""
+        entries = [view.to_json() for view in self.entries.values()]
+        data = {
+            "v": CHECKPOINT_VERSION,
+            "position": position.to_json(),
+            "totals": self.totals.to_json(),
+            "entries": entries,
+        }
+        atomic_write(self.layout.checkpoint, json.dumps(data).encode("ascii"))
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "backslashreplace")  # lone surrogates from a foreign writer
 
 
 def _seq(view: CallView) -> int:
@@ -256,4 +304,5 @@ def rebuild(layout: Layout, page_size: int = PAGE_SIZE) -> Position:
     if not readable:
         raise JournalError(f"{layout.journal} holds no journal records; nothing was rendered")
     report.write(position)
+    report.save_checkpoint(position)
     return position

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from . import __version__
 from .evidence import DEFAULT_CAP, EvidenceStore
@@ -23,11 +20,16 @@ from .journal import JournalWriter, Record
 from .layout import Layout
 from .records import call_record, now, outcome_record, rejected_record
 from .report import Report
+from .structs import field, struct
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
 
 OutputSink = Callable[[Execution], None]
 
 
-@dataclass(frozen=True)
+@struct
 class Settings:
     """Knobs of a session; the defaults suit an agent."""
 
@@ -37,7 +39,7 @@ class Settings:
     min_reason: int = MIN_REASON
 
 
-@dataclass
+@struct(frozen=False)
 class CallResult:
     """What one call came to. `status` is "ran" or "rejected"."""
 
@@ -89,7 +91,7 @@ class CallResult:
         return json.dumps(body, ensure_ascii=False)
 
 
-@dataclass
+@struct(frozen=False)
 class Session:
     """Gated, journaled tool calls in one workspace. Continues the workspace's journal if any."""
 
@@ -101,6 +103,7 @@ class Session:
         self.workspace = Path(self.workspace).resolve()
         if not self.workspace.is_dir():
             raise NotADirectoryError(f"workspace {self.workspace} is not a directory")
+        self._closed = False
         self.layout = Layout(self.workspace)
         self.report = Report(self.layout)
         self.journal = JournalWriter(self.layout.journal, self.report.fold)
@@ -130,7 +133,11 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        self.journal.close()
+        """Save where the report stands (the next process resumes there) and close the journal."""
+        if not self._closed:
+            self._closed = True
+            self.report.save_checkpoint(self.journal.position)
+            self.journal.close()
 
     # -- the four tools --------------------------------------------------------------------
 
@@ -165,8 +172,9 @@ class Session:
         inputs = self._store_inputs(verdict)
         with self.journal.locked():
             seq = self.journal.position.last_seq + 1
+            # Durable before the effect. The report is published once, with the outcome:
+            # readers of the journal show a call without one as "outcome unknown".
             self.journal.append(call_record(seq, verdict, inputs), durable=True)
-            self._publish()
         try:
             if verdict.tool == "bash":
                 return self._run_bash(seq, verdict, on_output)
@@ -202,7 +210,13 @@ class Session:
 
     def _run_bash(self, seq: int, call: Call, on_output: OutputSink | None) -> CallResult:
         assert call.command is not None
-        done = run_shell(call.command, self.workspace, self.settings.timeout, self.layout.scratch)
+        done = run_shell(
+            call.command,
+            self.workspace,
+            self.settings.timeout,
+            self.layout.scratch,
+            on_slow=self._publish_in_flight,
+        )
         limit = self.settings.output_limit
         stdout, stderr = bounded_text(done.stdout, limit), bounded_text(done.stderr, limit)
         sink_error: Exception | None = None
@@ -280,6 +294,11 @@ class Session:
             self.journal.append(record, durable=False)
             self._publish()
 
+    def _publish_in_flight(self) -> None:
+        """A command that takes a while shows in RATIONALE.md as running (outcome unknown)."""
+        with self.journal.locked():
+            self._publish()
+
     def _publish(self) -> None:
         """Re-render the report and move the head anchor (caller holds the journal lock)."""
         position = self.journal.position
@@ -318,6 +337,8 @@ def _summarise(done: Execution, stdout: str, stderr: str, timeout: float) -> str
 
 
 def _git_head(workspace: Path) -> str | None:
+    import subprocess  # only when a session starts: keep it off the per-exec path
+
     try:
         done = subprocess.run(
             ["git", "rev-parse", "HEAD"],

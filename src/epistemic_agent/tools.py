@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
+from .structs import struct
 from .vocabulary import ACT_NAMES, ACTS, FILE_TOOL_ACTS
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
 
 REASON_HELP = "Your intent: why this act, now. Not a restatement of the command."
 
 
-@dataclass(frozen=True)
+@struct
 class ToolSpec:
     """A tool as offered to a model: name, description and JSON Schema of its arguments."""
 

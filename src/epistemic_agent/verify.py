@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .journal import GENESIS, PREFIX, Position, decode, line_hash
+from .structs import field, struct
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
 
 INTACT, TAMPERED, TORN = "intact", "tampered", "torn"
 RECOVERY = b'"kind":"recovery"'
 EXIT_CODES = {INTACT: 0, TAMPERED: 1, TORN: 3}
 
 
-@dataclass
+@struct(frozen=False)
 class Verification:
     """The verdict on one journal: status, lines checked, the first problem, and notes."""
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .structs import struct
 
 
-@dataclass(frozen=True)
+@struct
 class Act:
     """One act type: its name, what it means, and whether it mutates the world."""
 

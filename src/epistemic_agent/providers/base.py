@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..structs import field, struct
 
-@dataclass(frozen=True)
+
+@struct
 class ToolCall:
     """A tool call as the model sent it. `arguments` is raw: a JSON string or a parsed value."""
 
@@ -15,14 +16,14 @@ class ToolCall:
     arguments: Any
 
 
-@dataclass(frozen=True)
+@struct
 class Usage:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cached_tokens: int | None = None
 
 
-@dataclass(frozen=True)
+@struct
 class Turn:
     """One assistant turn: its prose, its tool calls (possibly none), token usage."""
 
@@ -32,19 +33,19 @@ class Turn:
     stop_reason: str | None = None
 
 
-@dataclass(frozen=True)
+@struct
 class UserMessage:
     text: str
 
 
-@dataclass(frozen=True)
+@struct
 class ToolResult:
     call_id: str
     text: str
     is_error: bool
 
 
-@dataclass(frozen=True)
+@struct
 class AssistantMessage:
     """An assistant turn as it goes back to the model; every call here has an id."""
 
@@ -52,7 +53,7 @@ class AssistantMessage:
     calls: tuple[ToolCall, ...]
 
 
-@dataclass(frozen=True)
+@struct
 class ToolResults:
     results: tuple[ToolResult, ...]
 

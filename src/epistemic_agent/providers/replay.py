@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..structs import field, struct
 from .base import Message, ProviderError, ToolCall, Turn
 
 
@@ -68,7 +68,7 @@ def _call(where: str, default_id: str, call: Any) -> ToolCall:
     )
 
 
-@dataclass
+@struct(frozen=False)
 class ReplayProvider:
     """Plays the turns in order; reports clearly when they run out or are left over."""
 

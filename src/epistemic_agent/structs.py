@@ -1,0 +1,133 @@
+"""`struct`: a lean stand-in for `dataclasses.dataclass` on the start-up path.
+
+`dataclasses` imports `inspect` (and with it `ast`, `dis`, `tokenize`...) and compiles code for
+every class: about 15 ms of every `epistemic exec`, which other tools start once per command.
+`struct` builds the same things (`__init__` with defaults and factories, `__repr__`, `__eq__`,
+`__hash__` and immutability for frozen records, `__post_init__`) from plain closures, and type
+checkers understand it through PEP 681's `dataclass_transform`.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar, dataclass_transform, overload
+
+    T = TypeVar("T")
+else:
+
+    def dataclass_transform(**_options):
+        return lambda function: function
+
+    def overload(function):
+        return function
+
+
+_MISSING: Any = object()
+
+
+class FrozenInstanceError(AttributeError):
+    """Assigning to a field of a frozen record."""
+
+
+class _Field:
+    __slots__ = ("compare", "default", "factory")
+
+    def __init__(self, default: Any, factory: Any, compare: bool) -> None:
+        self.default, self.factory, self.compare = default, factory, compare
+
+
+def field(*, default: Any = _MISSING, default_factory: Any = _MISSING, compare: bool = True) -> Any:
+    """Like `dataclasses.field`: a default, a factory for mutable defaults, or compare=False."""
+    return _Field(default, default_factory, compare)
+
+
+@overload
+def struct(cls: type[T], /) -> type[T]: ...
+
+
+@overload
+def struct(*, frozen: bool = True) -> Callable[[type[T]], type[T]]: ...  # noqa: F811
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def struct(cls: Any = None, /, *, frozen: bool = True) -> Any:  # noqa: F811
+    """Decorate a class with annotated fields: `@struct` (frozen) or `@struct(frozen=False)`."""
+
+    def wrap(klass: Any) -> Any:
+        return _build(klass, frozen)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _fields(klass: Any) -> list[tuple[str, _Field]]:
+    inherited: list[tuple[str, _Field]] = list(getattr(klass, "__record_fields__", ()))
+    known = {name for name, _ in inherited}
+    own = []
+    annotations = klass.__dict__.get("__annotations__", {})  # noqa: RUF063 (inspect is slow)
+    for name, annotation in annotations.items():
+        if str(annotation).startswith(("ClassVar", "typing.ClassVar")):
+            continue
+        value = klass.__dict__.get(name, _MISSING)
+        spec = value if isinstance(value, _Field) else _Field(value, _MISSING, True)
+        if isinstance(value, _Field):
+            delattr(klass, name)
+        if name in known:
+            inherited = [(n, spec if n == name else s) for n, s in inherited]
+        else:
+            own.append((name, spec))
+    return inherited + own
+
+
+def _build(klass: Any, frozen: bool) -> Any:
+    fields = _fields(klass)
+    names = tuple(name for name, _ in fields)
+    compared = tuple(name for name, spec in fields if spec.compare)
+    klass.__record_fields__ = tuple(fields)
+    klass.__init__ = _make_init(fields, frozen)
+    klass.__repr__ = lambda self: (
+        f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in names)})"
+    )
+    klass.__eq__ = lambda self, other: (
+        NotImplemented
+        if other.__class__ is not self.__class__
+        else all(getattr(self, n) == getattr(other, n) for n in compared)
+    )
+    if frozen:
+        klass.__hash__ = lambda self: hash(tuple(getattr(self, n) for n in compared))
+        klass.__setattr__ = _refuse
+        klass.__delattr__ = _refuse
+    else:
+        klass.__hash__ = None
+    return klass
+
+
+def _make_init(fields: list[tuple[str, _Field]], frozen: bool) -> Callable[..., None]:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(fields):
+            raise TypeError(f"{type(self).__name__} takes {len(fields)} fields, got {len(args)}")
+        assign = object.__setattr__ if frozen else setattr
+        for index, (name, spec) in enumerate(fields):
+            if index < len(args):
+                value = args[index]
+            elif name in kwargs:
+                value = kwargs.pop(name)
+            elif spec.factory is not _MISSING:
+                value = spec.factory()
+            elif spec.default is not _MISSING:
+                value = spec.default
+            else:
+                raise TypeError(f"{type(self).__name__} is missing the field {name!r}")
+            assign(self, name, value)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} has no field {next(iter(kwargs))!r}")
+        post_init = getattr(self, "__post_init__", None)
+        if post_init is not None:
+            post_init()
+
+    return __init__
+
+
+def _refuse(self: Any, name: str, *args: Any) -> None:
+    raise FrozenInstanceError(f"cannot change {name!r}: {type(self).__name__} is frozen")
