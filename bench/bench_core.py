@@ -293,14 +293,22 @@ def call_mix(reverts: bool = True, seed: int = SEED) -> Iterator[dict[str, str]]
             }
 
 
-def stub_run_shell(command: str, cwd: Path, timeout: float, scratch: Path) -> Execution:
+def stub_run_shell(
+    command: str, cwd: Path, timeout: float, scratch: Path, **_options: object
+) -> Execution:
     """`run_shell`'s contract without running anything: two empty output files, rc 0."""
     scratch.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for suffix in ("out", "err"):
-        handle, name = tempfile.mkstemp(prefix="call-", suffix="." + suffix, dir=scratch)
-        os.close(handle)
-        paths.append(Path(name))
+    capture = _options.get("capture")
+    paths: list[Path] = []
+    for index, suffix in enumerate(("out", "err")):
+        if isinstance(capture, tuple):  # the session's reusable capture files, as run_shell
+            path = capture[index]
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+        else:
+            handle, name = tempfile.mkstemp(prefix="call-", suffix="." + suffix, dir=scratch)
+            os.close(handle)
+            path = Path(name)
+        paths.append(path)
     return Execution(0, False, 0.0, paths[0], paths[1], False)
 
 

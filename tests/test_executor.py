@@ -190,7 +190,7 @@ def test_huge_output_is_bounded_and_memory_stays_flat(session: Session, ws: Path
     assert path.stat().st_size == cap
     with path.open("rb") as handle:
         assert handle.read(100) == b"a" * 100
-    assert list((ws / ".epistemic" / "tmp").iterdir()) == []
+    assert_only_empty_capture_files(ws)
 
 
 def test_output_over_the_limit_keeps_head_and_tail(ws: Path) -> None:
@@ -256,7 +256,7 @@ def test_evidence_holds_the_exact_output(session: Session, ws: Path) -> None:
 def test_empty_output_stores_no_evidence(session: Session, ws: Path) -> None:
     result = session.bash("true", "verify", REASON)
     assert outcome_of(ws, result.seq)["evidence"] == {}
-    assert list((ws / ".epistemic" / "tmp").iterdir()) == []
+    assert_only_empty_capture_files(ws)
 
 
 def test_same_output_is_stored_once(session: Session, ws: Path) -> None:
@@ -439,3 +439,16 @@ def test_call_results_for_a_model(session: Session, ws: Path) -> None:
     assert session.read_file("f.txt", REASON).for_model() == "x\n"
     rejected = session.call("bash", {"command": "ls"})
     assert rejected.for_model().startswith("REJECTED type-missing: ")
+
+
+def assert_only_empty_capture_files(ws: Path) -> None:
+    """Output files are moved into evidence; only empty ones stay, kept for the next call."""
+    left = list((ws / ".epistemic" / "tmp").iterdir())
+    assert len(left) <= 2 and all(path.stat().st_size == 0 for path in left), left
+
+
+def test_capture_files_are_removed_when_the_session_closes(ws: Path) -> None:
+    with Session(ws) as session:
+        session.bash("true", "verify", REASON)
+        assert len(list((ws / ".epistemic" / "tmp").iterdir())) == 2
+    assert list((ws / ".epistemic" / "tmp").iterdir()) == []

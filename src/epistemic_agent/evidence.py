@@ -42,8 +42,7 @@ class EvidenceStore:
     def adopt(self, source: Path) -> EvidenceRef | None:
         """Take a finished output file into the store (up to the cap); None when it is empty."""
         size = source.stat().st_size
-        if size == 0:
-            source.unlink()
+        if size == 0:  # nothing to keep; the caller may reuse the empty file
             return None
         if size <= self.cap:
             digest = _hash_file(source, size)

@@ -16,6 +16,7 @@ from .structs import struct
 DEFAULT_TIMEOUT = 120.0
 KILL_GRACE = 1.0
 SLOW_AFTER = 0.5
+_REUSE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 MAX_FD = 1 << 16
 
 
@@ -50,14 +51,19 @@ def run_shell(
     scratch: Path,
     launch: Launch | None = None,
     on_slow: Callable[[], None] | None = None,
+    capture: tuple[Path, Path] | None = None,
 ) -> Execution:
     """Run `bash -c command` in its own session; output goes to files, not memory.
 
     `on_slow` is called once if the command is still running after SLOW_AFTER seconds.
     """
     scratch.mkdir(parents=True, exist_ok=True)
-    out_fd, out_path = make_unique(scratch, prefix="call-", suffix=".out", mode=0o644)
-    err_fd, err_path = make_unique(scratch, prefix="call-", suffix=".err", mode=0o644)
+    if capture is None:
+        out_fd, out_path = make_unique(scratch, prefix="call-", suffix=".out", mode=0o644)
+        err_fd, err_path = make_unique(scratch, prefix="call-", suffix=".err", mode=0o644)
+    else:  # reused between calls while they stay empty: creating files is slow on some disks
+        out_path, err_path = capture
+        out_fd, err_fd = (os.open(p, _REUSE, 0o644) for p in capture)
     launch = launch or Launch()
     argv = [*launch.argv_prefix, "bash", "-c", command]
     started = time.monotonic()

@@ -18,6 +18,7 @@ PREFIX = b'{"prev":"'
 #: The fields the writer owns; a record cannot set them.
 CHAIN_FIELDS = frozenset({"prev", "n", "v"})
 CHUNK = 1 << 20
+ANCHOR_SIZE = 256  # head.json is rewritten in place: padded JSON of this many bytes
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -140,14 +141,18 @@ class JournalWriter:
 
     path: Path
     fold: Fold
+    anchor_path: Path | None = None
     position: Position = field(default_factory=Position)
     _fd: int = -1
+    _anchor_fd: int = -1
     _unsynced: bool = False
 
     def open(self, start: Position | None = None) -> bool:
         """Open (creating) the file; resume from `start` if it still matches. True if resumed."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        if self.anchor_path is not None:
+            self._anchor_fd = os.open(self.anchor_path, os.O_RDWR | os.O_CREAT, 0o644)
         resumed = start is not None and self._valid_start(start)
         self.position = start.copy() if start is not None and resumed else Position()
         return resumed
@@ -158,6 +163,9 @@ class JournalWriter:
                 os.fsync(self._fd)
             os.close(self._fd)
             self._fd = -1
+        if self._anchor_fd >= 0:
+            os.close(self._anchor_fd)
+            self._anchor_fd = -1
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -168,6 +176,15 @@ class JournalWriter:
             yield
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def write_anchor(self) -> None:
+        """Record where the journal ends now, in place (fixed size: no new file per call)."""
+        if self._anchor_fd < 0:
+            return
+        data = json.dumps(self.position.to_json()).encode("ascii")
+        os.pwrite(self._anchor_fd, data.ljust(ANCHOR_SIZE - 1) + b"\n", 0)
+        if os.fstat(self._anchor_fd).st_size > ANCHOR_SIZE:
+            os.ftruncate(self._anchor_fd, ANCHOR_SIZE)
 
     def append(self, record: Record, *, durable: bool) -> Record:
         """Chain, write and (if durable) fsync one record. Caller holds the lock."""

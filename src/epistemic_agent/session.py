@@ -14,7 +14,6 @@ from . import __version__
 from .evidence import DEFAULT_CAP, EvidenceStore
 from .executor import DEFAULT_TIMEOUT, Execution, bounded_text, run_shell
 from .filetools import precheck, run_file_tool
-from .fsutil import atomic_write
 from .gate import MIN_REASON, Call, GateConfig, Rejected, check
 from .journal import JournalWriter, Record
 from .layout import Layout
@@ -105,8 +104,10 @@ class Session:
             raise NotADirectoryError(f"workspace {self.workspace} is not a directory")
         self._closed = False
         self.layout = Layout(self.workspace)
+        token = f"call-{os.getpid()}-{os.urandom(4).hex()}"
+        self._capture = (self.layout.scratch / f"{token}.out", self.layout.scratch / f"{token}.err")
         self.report = Report(self.layout)
-        self.journal = JournalWriter(self.layout.journal, self.report.fold)
+        self.journal = JournalWriter(self.layout.journal, self.report.fold, self.layout.head)
         self.evidence = EvidenceStore(self.layout.evidence, self.settings.evidence_cap)
         self.gate = GateConfig(str(self.workspace), self.settings.min_reason)
         if not self.journal.open(self.report.load_checkpoint()):
@@ -138,6 +139,8 @@ class Session:
             self._closed = True
             self.report.save_checkpoint(self.journal.position)
             self.journal.close()
+            for path in self._capture:  # empty capture files kept for reuse
+                path.unlink(missing_ok=True)
 
     # -- the four tools --------------------------------------------------------------------
 
@@ -216,6 +219,7 @@ class Session:
             self.settings.timeout,
             self.layout.scratch,
             on_slow=self._publish_in_flight,
+            capture=self._capture,
         )
         limit = self.settings.output_limit
         stdout, stderr = bounded_text(done.stdout, limit), bounded_text(done.stderr, limit)
@@ -303,7 +307,7 @@ class Session:
         """Re-render the report and move the head anchor (caller holds the journal lock)."""
         position = self.journal.position
         self.report.write(position)
-        atomic_write(self.layout.head, json.dumps(position.to_json()).encode("ascii"))
+        self.journal.write_anchor()
 
     def _session_record(self) -> Record:
         record: Record = {
