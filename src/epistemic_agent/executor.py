@@ -6,6 +6,7 @@ import contextlib
 import os
 import select
 import signal
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +43,7 @@ class Launch:
 
     argv_prefix: tuple[str, ...] = ()
     child_setup: Callable[[], None] | None = None
+    env: dict[str, str] | None = None  # None: inherit ours
 
 
 def run_shell(
@@ -68,7 +70,12 @@ def run_shell(
     argv = [*launch.argv_prefix, "bash", "-c", command]
     started = time.monotonic()
     try:
-        pid = _spawn(_find_program(argv[0]), argv, cwd, out_fd, err_fd, launch.child_setup)
+        program = _find_program(argv[0])
+        env = dict(os.environ) if launch.env is None else launch.env
+        if launch.child_setup is None and "subprocess" in sys.modules:
+            pid = _spawn_vfork(program, argv, cwd, out_fd, err_fd, env)
+        else:
+            pid = _spawn(program, argv, cwd, out_fd, err_fd, env, launch.child_setup)
     finally:
         os.close(out_fd)
         os.close(err_fd)
@@ -105,15 +112,38 @@ def _find_program(name: str) -> str:
     raise FileNotFoundError(f"{name} is not on PATH")
 
 
+def _spawn_vfork(
+    program: str, argv: list[str], cwd: Path, out_fd: int, err_fd: int, env: dict[str, str]
+) -> int:
+    """Through subprocess, which can vfork: much cheaper than fork in a large process (an agent
+    with SDKs loaded). Used only when subprocess is already imported; we wait and reap ourselves."""
+    import subprocess
+
+    process = subprocess.Popen(
+        argv,
+        executable=program,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=out_fd,
+        stderr=err_fd,
+        start_new_session=True,
+    )
+    process.returncode = 0  # reaped by _Waiter, not by Popen
+    return process.pid
+
+
 def _spawn(
     program: str,
     argv: list[str],
     cwd: Path,
     out_fd: int,
     err_fd: int,
+    env: dict[str, str],
     child_setup: Callable[[], None] | None,
 ) -> int:
-    """fork + exec without the subprocess module (it costs start-up time on every exec)."""
+    """fork + exec without the subprocess module (importing it costs every `epistemic exec`),
+    with a hook (Landlock) that runs in the child just before exec."""
     pid = os.fork()
     if pid:
         return pid
@@ -129,7 +159,7 @@ def _spawn(
         if child_setup is not None:
             child_setup()
         os.closerange(3, MAX_FD)
-        os.execv(program, argv)
+        os.execve(program, argv, env)
     except BaseException as error:
         with contextlib.suppress(BaseException):
             os.write(2, f"epistemic: cannot start the command: {error}\n".encode())
