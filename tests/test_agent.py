@@ -1059,7 +1059,7 @@ def wait_until_running(ws: Path, proc: subprocess.Popen[str], seq: int = 1) -> N
 def test_one_ctrl_c_finishes_the_call_and_stops_before_the_next(ws: Path, tmp_path: Path) -> None:
     turns = [
         calls(
-            bash("sleep 3 && touch slept.txt", "verify", CONFIRM),
+            bash("sleep 3 && touch slept.txt", "change-state", APPEND),
             bash("touch after.txt", "setup", APPEND),
         ),
         calls(bash("touch turn2.txt", "setup", APPEND)),
@@ -1103,7 +1103,7 @@ def test_one_ctrl_c_finishes_the_call_and_stops_before_the_next(ws: Path, tmp_pa
 def test_two_ctrl_c_abort_the_running_command(ws: Path, tmp_path: Path) -> None:
     turns = [
         calls(
-            bash("sleep 8 && touch slept.txt", "verify", CONFIRM),
+            bash("sleep 8 && touch slept.txt", "change-state", APPEND),
             bash("touch after.txt", "setup", APPEND),
         ),
         final(),

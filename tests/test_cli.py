@@ -17,6 +17,8 @@ from epistemic_agent import cli
 from epistemic_agent.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+#: Kills the `epistemic` process running it (bash execs into python, whose parent it is).
+KILL_PARENT = "exec python3 -c 'import os; os.kill(os.getppid(), 9)'"
 REASON = "learn what this prints in the current workspace"
 HYPOTHESIS = "I believe the file holds one line; if it holds two that belief is refuted"
 ACT_ORDER = [
@@ -334,7 +336,7 @@ def test_log_json_merges_every_call(ws: Path) -> None:
         session.bash("exit 3", "test-hypothesis", HYPOTHESIS)
         session.bash("rm -rf x", "cleanup", "no")
     # the writer is killed mid-call: its declaration has no outcome
-    killed = run_exec(ws, "kill -9 $PPID", act="verify")
+    killed = run_exec(ws, KILL_PARENT, act="verify")
     assert killed.returncode != 0
     views = log_json(ws)
     keys = {"seq", "tool", "act", "mutating", "status", "rule", "reason", "command"}
@@ -351,7 +353,7 @@ def test_log_json_merges_every_call(ws: Path) -> None:
     ]
     assert [v["ok"] for v in views] == [True, False, None, None]
     assert [v["reason"] for v in views] == [REASON, HYPOTHESIS, "no", REASON]
-    assert [v["command"] for v in views] == ["echo hi", "exit 3", "rm -rf x", "kill -9 $PPID"]
+    assert [v["command"] for v in views] == ["echo hi", "exit 3", "rm -rf x", KILL_PARENT]
 
 
 def test_log_table_prints(ws: Path) -> None:
@@ -394,7 +396,7 @@ def test_report_rebuild_equals_the_incremental_report(ws: Path) -> None:
         session.bash("rm a.txt", "revert", "the file was the wrong approach, undo it")
         session.bash("true", "setup", "x")
         session.call("nope", {})
-    run_exec(ws, "sleep 1; kill -9 $PPID", act="verify")  # slow: shown while it runs
+    run_exec(ws, f"sleep 1; {KILL_PARENT}", act="verify")  # slow: shown while it runs
     incremental = report_files(ws)
     (ws / "RATIONALE.md").unlink()
     shutil.rmtree(ws / ".epistemic" / "report", ignore_errors=True)
@@ -595,7 +597,7 @@ def test_report_on_a_rejection_whose_message_is_not_text(ws: Path) -> None:
 
 
 def test_exec_of_a_command_killed_by_a_signal(ws: Path) -> None:
-    done = run_exec(ws, "kill -TERM $$")
+    done = run_exec(ws, "kill -TERM $$", act="setup")
     assert records(ws)[-1]["returncode"] == -15
     assert done.returncode == 128 + 15
 

@@ -87,7 +87,7 @@ def test_timeout_kills_the_whole_process_group(ws: Path, tmp_path: Path) -> None
     command = f"sleep 300 & echo $! > {shlex.quote(str(pidfile))}; sleep 300"
     with Session(ws, Settings(timeout=1)) as session:
         started = time.monotonic()
-        result = session.bash(command, "collect-info", REASON)
+        result = session.bash(command, "setup", REASON)
         elapsed = time.monotonic() - started
     pid = int(pidfile.read_text())
     try:
@@ -113,7 +113,7 @@ def test_timeout_escalates_to_sigkill(ws: Path, tmp_path: Path) -> None:
     command = f"trap '' TERM; sleep 300 & echo $! > {shlex.quote(str(pidfile))}; sleep 300"
     with Session(ws, Settings(timeout=0.5)) as session:
         started = time.monotonic()
-        result = session.bash(command, "collect-info", REASON)
+        result = session.bash(command, "setup", REASON)
         elapsed = time.monotonic() - started
     pid = int(pidfile.read_text())
     try:
@@ -208,7 +208,7 @@ def test_output_over_the_limit_keeps_head_and_tail(ws: Path) -> None:
 
 
 def test_random_binary_output(session: Session, ws: Path) -> None:
-    result = session.bash("head -c 1000 /dev/urandom | tee random.bin", "collect-info", REASON)
+    result = session.bash("head -c 1000 /dev/urandom | tee random.bin", "change-state", REASON)
     data = (ws / "random.bin").read_bytes()
     assert len(data) == 1000
     ref = outcome_of(ws, result.seq)["evidence"]["stdout"]

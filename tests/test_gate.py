@@ -21,7 +21,8 @@ GOOD_REASON = "confirm the refactor kept the parser behaviour unchanged"
 DROP = object()  # marks an argument to leave out
 
 #: Rules only the disk-aware precheck (filetools.precheck) can produce, never the pure gate.
-PRECHECK_RULES = {"file-missing", "old-not-unique"}
+#: Rules that need the disk or the session's history: checked by the session after the gate.
+PRECHECK_RULES = {"file-missing", "old-not-unique", "revert-unrelated", "cleanup-preexisting"}
 #: Rules the agent loop produces for malformed model output (agent.py), not the pure gate.
 AGENT_RULES = {"call-id-missing"}
 
@@ -323,6 +324,29 @@ RULE_CASES: list[tuple[str, object, object, str, list[str]]] = [
         file_args("str_replace_edit", old="", new="x = 1"),
         "edit-noop",
         ["`old` is empty"],
+    ),
+    (
+        "observation-writes-redirect",
+        "bash",
+        {
+            "command": "grep -n total app.py > out.txt",
+            "type": "collect-info",
+            "reason": GOOD_REASON,
+        },
+        "observation-writes",
+        [
+            "declared an observation (collect-info), wrote an effect",
+            "`> out.txt` writes out.txt",
+            "use change-state",
+            "write it under /tmp",
+        ],
+    ),
+    (
+        "observation-writes-git-commit",
+        "bash",
+        {"command": "git add -A && git commit -m wip", "type": "verify", "reason": GOOD_REASON},
+        "observation-writes",
+        ["declared an observation (verify)"],
     ),
     (
         "text-unencodable-nul-in-command",

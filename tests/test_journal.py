@@ -235,7 +235,7 @@ KILLED_SESSION = textwrap.dedent(
     with Session(sys.argv[1]) as session:
         session.bash(
             "echo $$ > sleeper.pid; exec sleep 60",
-            "collect-info",
+            "setup",
             "hold the session open so the harness can kill it mid-call",
         )
     """

@@ -153,9 +153,9 @@ def test_narrative_entries(small: Path) -> None:
     assert "**Why:** _(no reason given)_" in narrative
     assert "```bash\ncat a.txt; exit 1\n```" in narrative
     assert "`write_file a.txt (4 bytes)`" in narrative
-    assert "**Outcome:** rc=1 — one\n" in narrative
-    assert "**Outcome:** created a.txt (4 bytes)\n" in narrative
-    assert "**Outcome:** rc=3 — (no output)\n" in narrative
+    assert "**Outcome:** rc=1 — one · workspace read-only" in narrative
+    assert "**Outcome:** created a.txt (4 bytes) · changed: 1 created\n" in narrative
+    assert "**Outcome:** rc=3 — (no output) · " in narrative
     assert "**Rejected** (`reason-too-short`): `reason` is too terse (1 chars" in narrative
     assert "**Rejected** (`unknown-tool`): unknown tool 'nope'" in narrative
     assert narrative.count("**Outcome:** ") == 7
@@ -243,7 +243,16 @@ def test_call_without_outcome_is_outcome_unknown(ws: Path) -> None:
 
 
 def test_killed_writer_leaves_outcome_unknown(ws: Path) -> None:
-    killed = run("exec", "--type", "verify", "--reason", REASON, "--", "kill -9 $PPID", cwd=ws)
+    killed = run(
+        "exec",
+        "--type",
+        "verify",
+        "--reason",
+        REASON,
+        "--",
+        "exec python3 -c 'import os; os.kill(os.getppid(), 9)'",
+        cwd=ws,
+    )
     assert killed.returncode == -9
     assert [json.loads(line)["kind"] for line in journal_lines(ws)] == ["session", "call"]
     done = run("report", cwd=ws)
@@ -303,7 +312,7 @@ def test_pages(paged: Path) -> None:
     assert entry_seqs(page1) == list(range(1, 101))
     assert entry_seqs(page2) == list(range(101, 201))
     assert "**Why:** learn the state of marker number 100\n" in page1
-    assert "**Outcome:** rc=0 — 100\n" in page1
+    assert "**Outcome:** rc=0 — 100 · " in page1
     assert "**Why:** learn the state of marker number 137\n" in page2
     assert "outcome unknown" not in page1 + page2 + text
     assert not (paged / ".epistemic" / "report" / "calls-000201-000300.md").exists()

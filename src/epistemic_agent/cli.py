@@ -378,6 +378,12 @@ def _cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def _register_effects(sub: Any) -> None:
+    from .cli_effects import register
+
+    register(sub)
+
+
 def _register_agent(sub: Any) -> None:
     from .cli_agent import register
 
@@ -396,6 +402,8 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "verify": _register_readers,
     "types": _register_readers,
     "rules": _register_readers,
+    "classify": _register_effects,
+    "doctor": _register_effects,
 }
 
 if __name__ == "__main__":

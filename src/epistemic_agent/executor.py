@@ -72,10 +72,12 @@ def run_shell(
     try:
         program = _find_program(argv[0])
         env = dict(os.environ) if launch.env is None else launch.env
-        if launch.child_setup is None and "subprocess" in sys.modules:
+        if "subprocess" not in sys.modules:  # a one-shot CLI: fork is cheaper than importing
+            pid = _spawn(program, argv, cwd, out_fd, err_fd, env, launch.child_setup)
+        elif launch.child_setup is None:
             pid = _spawn_vfork(program, argv, cwd, out_fd, err_fd, env)
         else:
-            pid = _spawn(program, argv, cwd, out_fd, err_fd, env, launch.child_setup)
+            pid = _spawn_restricted(program, argv, cwd, out_fd, err_fd, env, launch.child_setup)
     finally:
         os.close(out_fd)
         os.close(err_fd)
@@ -131,6 +133,37 @@ def _spawn_vfork(
     )
     process.returncode = 0  # reaped by _Waiter, not by Popen
     return process.pid
+
+
+def _spawn_restricted(
+    program: str,
+    argv: list[str],
+    cwd: Path,
+    out_fd: int,
+    err_fd: int,
+    env: dict[str, str],
+    restrict: Callable[[], None],
+) -> int:
+    """vfork from a throw-away thread that first restricts itself (Landlock and no_new_privs
+    apply to the calling thread, and a child inherits them from the thread that spawned it):
+    the process's other threads stay unrestricted, and no fork of a large process is needed."""
+    import threading
+
+    result: list[int | BaseException] = []
+
+    def work() -> None:
+        try:
+            restrict()
+            result.append(_spawn_vfork(program, argv, cwd, out_fd, err_fd, env))
+        except BaseException as error:
+            result.append(error)
+
+    thread = threading.Thread(target=work, name="epistemic-restricted-spawn")
+    thread.start()
+    thread.join()
+    if isinstance(result[0], BaseException):
+        raise result[0]
+    return result[0]
 
 
 def _spawn(

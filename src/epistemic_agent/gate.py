@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 MIN_REASON = 20
+_TMPDIR = re.compile(r"\$\{TMPDIR(?::-[^}]*)?\}|\$TMPDIR\b")
 
 #: Stable rule ids and what each one guards. Scripts and reports rely on these ids.
 RULES: dict[str, str] = {
@@ -37,6 +38,9 @@ RULES: dict[str, str] = {
     "file-missing": "str_replace_edit on a file that does not exist",
     "old-not-unique": "str_replace_edit whose old text does not occur exactly once",
     "text-unencodable": "a command, path or file text that cannot be encoded (NUL, lone surrogate)",
+    "observation-writes": "a collect-info, verify or test-hypothesis whose command writes files",
+    "revert-unrelated": "a revert touching paths no earlier change-state of the session touched",
+    "cleanup-preexisting": "a cleanup deleting a path that existed before the session started",
     "call-id-missing": "a model's tool call without an id (it cannot be answered, so not run)",
 }
 
@@ -173,6 +177,7 @@ class GateConfig:
 
     workspace: str
     min_reason: int = MIN_REASON
+    temp: str = "/tmp"  # the system temp directory: observations may write scratch files there
 
 
 def check(tool: object, args: object, config: GateConfig) -> Verdict:
@@ -273,6 +278,8 @@ def _check_bash(args: dict[str, Any], config: GateConfig) -> Verdict:
             args,
         )
     problem = _check_reason(args.get("reason"), command, act, config)
+    if problem is None and not ACTS_BY_NAME[act].mutating:
+        problem = _check_observation(command, act, config)
     if problem is not None:
         return Rejected(problem[0], problem[1], "bash", act, args)
     normalised = {"command": command, "type": act, "reason": args["reason"].strip()}
@@ -315,6 +322,30 @@ def _check_reason(
                 f"For example: {HYPOTHESIS_EXAMPLE!r}"
             )
     return None
+
+
+def _check_observation(command: str, act: str, config: GateConfig) -> tuple[str, str] | None:
+    """An observation whose command writes outside the temp directory is not an observation."""
+    from .effects import classify  # tree-sitter: loaded on the first observation only
+
+    effect = classify(_TMPDIR.sub(config.temp, command))
+    if effect.cls != "mutating":
+        return None
+    stray = [p for p in effect.writes + effect.deletes if not _under(p, config.temp)]
+    if not stray and not effect.dynamic and (effect.writes or effect.deletes):
+        return None  # scratch files under the temp directory
+    culprit = next((r for r in effect.reasons if any(p in r for p in stray)), None)
+    culprit = culprit or next(iter(effect.reasons), "the command changes state")
+    return "observation-writes", (
+        f"declared an observation ({act}), wrote an effect: {culprit}; if this output is the "
+        "deliverable, use change-state; if it is a scratch file, write it under "
+        f"{config.temp} ($TMPDIR)."
+    )
+
+
+def _under(path: str, folder: str) -> bool:
+    full = posixpath.normpath(path)
+    return full == folder or full.startswith(folder.rstrip("/") + "/")
 
 
 def restates(reason: str, command: str) -> bool:

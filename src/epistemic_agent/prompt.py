@@ -20,7 +20,8 @@ def system_prompt(min_reason: int = MIN_REASON) -> str:
         "never a restatement of the command. A test-hypothesis reason states the belief under "
         "test and the observation that would refute it.\n"
         "A call that breaks these rules is rejected and does not run: read the error, fix the "
-        "call, retry. Acts declared as non-mutating must not write in the workspace.\n"
+        "call, retry. Non-mutating acts run with the workspace read-only; put scratch files in "
+        "$TMPDIR.\n"
         f"`{RECORD_DIR}/` and {REPORT_NAME} are the session's record; never edit them.\n"
         "When the task is done, answer without tool calls."
     )

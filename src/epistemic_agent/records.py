@@ -7,7 +7,7 @@ import time
 
 from .gate import Call, Rejected
 from .journal import Record
-from .structs import struct
+from .structs import field, struct
 from .vocabulary import is_mutating
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -112,6 +112,9 @@ class CallView:
     ok: bool | None = None
     outcome: str = ""
     t: str = ""
+    flags: list[dict[str, str]] = field(default_factory=list)
+    enforcement: str | None = None
+    observed: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -137,6 +140,9 @@ class CallView:
             "outcome": self.outcome,
             "message": self.message,
             "t": self.t,
+            "flags": self.flags,
+            "enforcement": self.enforcement,
+            "observed": self.observed,
         }
 
     @classmethod
@@ -150,9 +156,18 @@ class CallView:
         code = record.get("returncode")
         self.returncode = code if isinstance(code, int) else None
         self.outcome = str(record.get("outcome", ""))
+        flags = record.get("flags")
+        self.flags = [f for f in flags if isinstance(f, dict)] if isinstance(flags, list) else []
+        enforcement = record.get("enforcement")
+        self.enforcement = enforcement if isinstance(enforcement, str) else None
+        observed = record.get("observed")
+        self.observed = observed if isinstance(observed, dict) else None
 
 
 _VIEW_FIELDS = (
+    "flags",
+    "enforcement",
+    "observed",
     "seq",
     "tool",
     "act",

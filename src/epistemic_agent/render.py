@@ -81,6 +81,23 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.strip().splitlines())
 
 
+def mismatches(flagged: Sequence[Mapping[str, Any]], total: int) -> str:
+    """Where a declaration and the observed behaviour disagree: impossible to miss, so early."""
+    if not total:
+        return ""
+    items = "".join(
+        f"- **Call {f['seq']}** ⚠ `{f['flag']}`: {_one_paragraph(str(f['message']))}\n"
+        for f in flagged
+    )
+    more = (
+        f"\n_{total} in all; the {len(flagged)} most recent are listed._\n"
+        if total > len(flagged)
+        else ""
+    )
+    head = f"{total} mismatch(es) between what calls declared and what they did:"
+    return f"## ⚠ Declared versus done\n\n{head}\n\n{items}{more}\n"
+
+
 def entry(view: CallView) -> str:
     """One numbered narrative entry."""
     act = f"`{view.act}`" if view.act else "(no act)"
@@ -99,8 +116,29 @@ def entry(view: CallView) -> str:
             "",
         ]
     else:
-        parts += [f"**Outcome:** {_one_paragraph(view.outcome)}", ""]
+        parts += [f"**Outcome:** {_one_paragraph(view.outcome)}{_observed(view)}", ""]
+    parts += [
+        f"**⚠ Declared versus done** (`{f.get('flag')}`): {_one_paragraph(str(f.get('message')))}"
+        for f in view.flags
+    ]
+    if view.flags:
+        parts.append("")
     return "\n".join(parts) + "\n"
+
+
+def _observed(view: CallView) -> str:
+    """What the call was seen to change, and whether its workspace was read-only."""
+    notes = []
+    if view.enforcement and view.enforcement != "none":
+        notes.append(f"workspace read-only ({view.enforcement})")
+    if view.observed:
+        changed = [
+            f"{len(view.observed.get(k, []))} {k}"
+            for k in ("created", "modified", "deleted")
+            if view.observed.get(k)
+        ]
+        notes.append("changed: " + ", ".join(changed) if changed else "changed nothing")
+    return (" · " + " · ".join(notes)) if notes else ""
 
 
 def narrative(links: str, entries: Iterable[str]) -> str:

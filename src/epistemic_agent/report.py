@@ -13,6 +13,7 @@ from collections import Counter
 
 from . import render
 from .fsutil import atomic_write
+from .history import History
 from .journal import JournalError, Position, Record, follow
 from .layout import PAGES_DIR, RECORD_DIR, Layout
 from .records import CallView, seq_of, view_of
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 PAGE_SIZE = 100
 DEAD_ENDS_SHOWN = 20
+MISMATCHES_SHOWN = 20
 DEAD_ENDS_LINK = f"{RECORD_DIR}/{PAGES_DIR}/dead-ends.md"
 CHECKPOINT_VERSION = 1
 _HEADER_DROP = ("prev", "n", "v", "kind")
@@ -42,6 +44,7 @@ class Totals:
     page_offsets: list[int] = field(default_factory=lambda: [0])
     model: Counter[str] = field(default_factory=Counter)
     ending: dict[str, Any] = field(default_factory=dict)
+    flagged: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +57,7 @@ class Totals:
             "page_offsets": self.page_offsets,
             "model": dict(self.model),
             "ending": self.ending,
+            "flagged": self.flagged,
         }
 
     @classmethod
@@ -68,6 +72,7 @@ class Totals:
             [int(o) for o in data["page_offsets"]],
             Counter(data.get("model", {})),
             dict(data.get("ending", {})),
+            list(data.get("flagged", [])),
         )
 
     def fold_model(self, record: Record) -> None:
@@ -93,7 +98,8 @@ class Report:
         self._dead_page_due = False
         self._links: str | None = None
         self._stale_pages: set[int] = set()
-        self._checkpoint_due: dict[str, Any] | None = None
+        self._checkpoint_due: str | None = None
+        self.history = History(str(layout.workspace))
 
     def reset(self) -> None:
         self.__init__(self.layout, self.page_size)  # type: ignore[misc]
@@ -116,6 +122,8 @@ class Report:
             view = view_of(record)
             if view is not None:
                 self._fold_call(view, record, before)
+        if kind in ("call", "outcome"):
+            self.history.fold(record)  # after the report: a page checkpoint predates it
 
     def _fold_call(self, view: CallView, record: Record, before: Position) -> None:
         page = (view.seq - 1) // self.page_size
@@ -145,6 +153,11 @@ class Report:
         seq = record.get("seq")
         if not isinstance(seq, int):
             return
+        for flag in record.get("flags") or ():
+            if isinstance(flag, dict):
+                self.totals.flagged.append(
+                    {"seq": seq, "flag": flag.get("flag"), "message": flag.get("message")}
+                )
         view = self.entries.get(seq)
         if view is not None:
             view.apply_outcome(record)
@@ -169,11 +182,14 @@ class Report:
         while len(self.totals.page_offsets) <= page:
             self.totals.page_offsets.append(before.offset)
         self.totals.page = page
-        self._checkpoint_due = {
-            "v": CHECKPOINT_VERSION,
-            "position": before.to_json(),
-            "totals": self.totals.to_json(),
-        }
+        self._checkpoint_due = json.dumps(  # serialised now: the state goes on changing
+            {
+                "v": CHECKPOINT_VERSION,
+                "position": before.to_json(),
+                "totals": self.totals.to_json(),
+                "history": self.history.to_json(),
+            }
+        )
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -190,8 +206,7 @@ class Report:
             )
         self._dead_page_due = False
         if self._checkpoint_due is not None:
-            data = json.dumps(self._checkpoint_due).encode("utf-8", "backslashreplace")
-            atomic_write(self.layout.checkpoint, data)
+            atomic_write(self.layout.checkpoint, self._checkpoint_due.encode("ascii"))
             self._checkpoint_due = None
 
     def render(self, position: Position) -> str:
@@ -207,6 +222,7 @@ class Report:
                 render.header(totals.session),
                 render.shape(totals.counts, totals.shell, sum(totals.rejected.values())),
                 render.model_line(totals.model, totals.ending),
+                render.mismatches(totals.flagged[-MISMATCHES_SHOWN:], len(totals.flagged)),
                 render.narrative(self._links, entries),
                 render.dead_ends(shown, len(dead), DEAD_ENDS_LINK),
                 render.rejections(totals.rejected),
@@ -267,6 +283,7 @@ class Report:
                 return None
             self.totals = Totals.from_json(data["totals"])
             views = [CallView.from_json(item) for item in data.get("entries", [])]
+            self.history = History.from_json(str(self.layout.workspace), data.get("history", {}))
         except (OSError, ValueError, KeyError, TypeError):
             self.reset()
             return None
@@ -281,6 +298,7 @@ class Report:
             "position": position.to_json(),
             "totals": self.totals.to_json(),
             "entries": entries,
+            "history": self.history.to_json(),
         }
         atomic_write(self.layout.checkpoint, json.dumps(data).encode("ascii"))
 

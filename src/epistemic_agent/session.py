@@ -10,13 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from . import __version__
+from . import __version__, consistency
+from .effects import Effect, classify
+from .enforce import Sandbox, read_only_sandbox
 from .evidence import DEFAULT_CAP, EvidenceStore
-from .executor import DEFAULT_TIMEOUT, Execution, bounded_text, run_shell
+from .executor import DEFAULT_TIMEOUT, Execution, Launch, bounded_text, run_shell
 from .filetools import precheck, run_file_tool
 from .gate import MIN_REASON, Call, GateConfig, Rejected, check
 from .journal import JournalWriter, Record
-from .layout import Layout
+from .layout import REPORT_NAME, Layout
+from .observe import DEFAULT_IGNORE, best_observer
 from .records import call_record, now, outcome_record, rejected_record
 from .report import Report
 from .structs import field, struct
@@ -36,6 +39,8 @@ class Settings:
     output_limit: int = 16_000
     evidence_cap: int = DEFAULT_CAP
     min_reason: int = MIN_REASON
+    enforce: bool = True  # run non-mutating acts with the workspace read-only, where possible
+    observe: bool = True  # record what each shell call changed in the workspace
 
 
 @struct(frozen=False)
@@ -55,6 +60,7 @@ class CallResult:
     outcome: str = ""
     duration: float = 0.0
     timed_out: bool = False
+    flags: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's `--json` contract (fields may be added, never removed)."""
@@ -72,6 +78,7 @@ class CallResult:
             "outcome": self.outcome,
             "duration": round(self.duration, 6),
             "timed_out": self.timed_out,
+            "flags": list(self.flags),
         }
 
     def for_model(self) -> str:
@@ -103,13 +110,14 @@ class Session:
         if not self.workspace.is_dir():
             raise NotADirectoryError(f"workspace {self.workspace} is not a directory")
         self._closed = False
+        self._sandbox: Sandbox | None = None
         self.layout = Layout(self.workspace)
         token = f"call-{os.getpid()}-{os.urandom(4).hex()}"
         self._capture = (self.layout.scratch / f"{token}.out", self.layout.scratch / f"{token}.err")
         self.report = Report(self.layout)
         self.journal = JournalWriter(self.layout.journal, self.report.fold, self.layout.head)
         self.evidence = EvidenceStore(self.layout.evidence, self.settings.evidence_cap)
-        self.gate = GateConfig(str(self.workspace), self.settings.min_reason)
+        self.gate = GateConfig(str(self.workspace), self.settings.min_reason, _temp(self.workspace))
         if not self.journal.open(self.report.load_checkpoint()):
             self.report.reset()
         with self.journal.locked():
@@ -141,6 +149,8 @@ class Session:
             self.journal.close()
             for path in self._capture:  # empty capture files kept for reuse
                 path.unlink(missing_ok=True)
+            if self._sandbox is not None:
+                self._sandbox.close()
 
     # -- the four tools --------------------------------------------------------------------
 
@@ -168,19 +178,28 @@ class Session:
     def call(self, tool: object, args: object, on_output: OutputSink | None = None) -> CallResult:
         """Gate, journal and run one call exactly as a model would send it."""
         verdict = check(tool, args, self.gate)
+        effect = None
         if isinstance(verdict, Call) and verdict.path is not None:
             verdict = precheck(verdict, self.workspace) or verdict
+        elif isinstance(verdict, Call) and verdict.command is not None:
+            effect = classify(verdict.command)
+            started = float(self.report.totals.session.get("started_epoch", 0.0))
+            history = self.report.history
+            verdict = consistency.precheck(verdict, effect, history, started) or verdict
         if isinstance(verdict, Rejected):
             return self.reject(verdict)
         inputs = self._store_inputs(verdict)
+        record = call_record(0, verdict, inputs)
+        if effect is not None:
+            record["effect"] = effect.to_json()
         with self.journal.locked():
-            seq = self.journal.position.last_seq + 1
+            seq = record["seq"] = self.journal.position.last_seq + 1
             # Durable before the effect. The report is published once, with the outcome:
             # readers of the journal show a call without one as "outcome unknown".
-            self.journal.append(call_record(seq, verdict, inputs), durable=True)
+            self.journal.append(record, durable=True)
         try:
             if verdict.tool == "bash":
-                return self._run_bash(seq, verdict, on_output)
+                return self._run_bash(seq, verdict, effect, on_output)
             return self._run_file_tool(seq, verdict)
         except BaseException:
             self._record(
@@ -211,16 +230,24 @@ class Session:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _run_bash(self, seq: int, call: Call, on_output: OutputSink | None) -> CallResult:
+    def _run_bash(
+        self, seq: int, call: Call, effect: Effect | None, on_output: OutputSink | None
+    ) -> CallResult:
         assert call.command is not None
+        launch, enforcement = self._launch(call)
+        observer = best_observer(self.workspace, IGNORED) if self.settings.observe else None
+        if observer is not None:
+            observer.start()
         done = run_shell(
             call.command,
             self.workspace,
             self.settings.timeout,
             self.layout.scratch,
+            launch=launch,
             on_slow=self._publish_in_flight,
             capture=self._capture,
         )
+        changes = observer.finish() if observer is not None else None
         limit = self.settings.output_limit
         stdout, stderr = bounded_text(done.stdout, limit), bounded_text(done.stderr, limit)
         sink_error: Exception | None = None
@@ -235,18 +262,20 @@ class Session:
             if (ref := self.evidence.adopt(path)) is not None
         }
         ok = done.returncode == 0 and not done.timed_out
-        outcome = _summarise(done, stdout, stderr, self.settings.timeout)
-        self._record(
-            outcome_record(
-                seq,
-                ok,
-                outcome,
-                done.duration,
-                evidence,
-                returncode=done.returncode,
-                timed_out=done.timed_out,
-            )
+        raised = consistency.flags(
+            call, effect, changes, enforcement, done.returncode, stderr, self.report.history
         )
+        outcome = _summarise(done, stdout, stderr, self.settings.timeout)
+        extra: dict[str, Any] = {
+            "returncode": done.returncode,
+            "timed_out": done.timed_out,
+            "enforcement": enforcement,
+        }
+        if changes is not None:
+            extra["observed"] = _capped(changes.to_json())
+        if raised:
+            extra["flags"] = raised
+        self._record(outcome_record(seq, ok, outcome, done.duration, evidence, **extra))
         if sink_error is not None:
             raise sink_error
         return CallResult(
@@ -261,7 +290,26 @@ class Session:
             outcome=outcome,
             duration=done.duration,
             timed_out=done.timed_out,
+            flags=tuple(flag["flag"] for flag in raised),
         )
+
+    def _launch(self, call: Call) -> tuple[Launch, str]:
+        """How to start this call: TMPDIR on the session's scratch folder, and for a
+        non-mutating act the workspace made read-only by the kernel where it can be."""
+        scratch = self.scratch_dir()
+        env = {**os.environ, "TMPDIR": str(scratch)}
+        if call.mutating or not self.settings.enforce:
+            return Launch(env=env), "none"
+        if self._sandbox is None:  # built once per session: its rules name every folder
+            self._sandbox = read_only_sandbox(self.workspace, writable=(scratch,))
+        sandbox = self._sandbox
+        return Launch(sandbox.argv_prefix, sandbox.child_setup, env), sandbox.name
+
+    def scratch_dir(self) -> Path:
+        """This session's scratch folder, outside the workspace: $TMPDIR for its commands."""
+        folder = Path(self.gate.temp) / "epistemic" / (self.session_id[:16] or "session")
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return folder
 
     def _run_file_tool(self, seq: int, call: Call) -> CallResult:
         started = time.monotonic()
@@ -270,7 +318,25 @@ class Session:
         name = "content" if call.tool == "read_file" else "diff"
         ref = self.evidence.put(done.evidence)
         evidence = {name: ref.to_json()} if ref is not None else {}
-        self._record(outcome_record(seq, done.ok, done.outcome, duration, evidence))
+        extra: dict[str, Any] = {}
+        if call.tool != "read_file" and done.ok:
+            key = "created" if done.outcome.startswith("created") else "modified"
+            changed = [call.path] if done.evidence else []  # an empty diff changed nothing
+            extra["observed"] = {
+                "created": [],
+                "modified": [],
+                "deleted": [],
+                key: changed,
+                "method": "file-tool",
+            }
+            if not changed:
+                extra["flags"] = [
+                    {
+                        "flag": "no-change",
+                        "message": "declared change-state, but the new content equals the old",
+                    }
+                ]
+        self._record(outcome_record(seq, done.ok, done.outcome, duration, evidence, **extra))
         return CallResult(
             "ran",
             seq,
@@ -314,6 +380,7 @@ class Session:
             "kind": "session",
             "session": os.urandom(16).hex(),
             "started": now(),
+            "started_epoch": time.time(),
             "tool_version": __version__,
             "workspace": str(self.workspace),
             "git_head": _git_head(self.workspace),
@@ -324,6 +391,31 @@ class Session:
         }
         record.update(self.header)
         return record
+
+
+OBSERVED_CAP = 200
+#: Noise observation ignores: caches, version control internals, and the record itself.
+IGNORED = (*DEFAULT_IGNORE, REPORT_NAME)
+
+
+def _temp(workspace: Path) -> str:
+    """The system temp directory, for scratch files; never one inside the workspace."""
+    for candidate in (os.environ.get("TMPDIR"), "/tmp", "/var/tmp"):
+        if candidate:
+            folder = os.path.realpath(candidate)
+            if not (folder + "/").startswith(str(workspace) + "/"):
+                return folder
+    return str(workspace.parent)
+
+
+def _capped(observed: dict[str, Any]) -> dict[str, Any]:
+    """An `npm install` creates thousands of files: keep the first OBSERVED_CAP of each list."""
+    for key in ("created", "modified", "deleted"):
+        paths = observed.get(key, [])
+        if len(paths) > OBSERVED_CAP:
+            observed[key] = paths[:OBSERVED_CAP]
+            observed[f"{key}_total"] = len(paths)
+    return observed
 
 
 def _summarise(done: Execution, stdout: str, stderr: str, timeout: float) -> str:

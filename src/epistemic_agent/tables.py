@@ -25,6 +25,7 @@ def calls_table(views: Sequence[CallView]) -> None:
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for view in views:
         status = view.status if view.status != "rejected" else f"rejected ({view.rule})"
+        status += "".join(f" ⚠ {flag.get('flag')}" for flag in view.flags)
         style = _STATUS_STYLE.get(view.status, "")
         code = "" if view.returncode is None else str(view.returncode)
         table.add_row(

@@ -1,0 +1,117 @@
+"""`epistemic classify` and `epistemic doctor`: what the gate thinks of a command, and what this
+machine can enforce."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+
+from .errors import UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "classify",
+        help="what a shell command would do: read-only, mutating or unknown",
+        description="Classify a shell command from its parse (tree-sitter-bash): read-only, "
+        "mutating (with the paths it writes or deletes) or unknown, and why. With --batch, read "
+        "JSON Lines from stdin (each a JSON string holding one command) and write one JSON "
+        "object per line. Exit 0; 2 on bad input.",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--batch", action="store_true", help="JSON Lines in, JSON Lines out")
+    p.add_argument(
+        "words",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND...",
+        help="one argument is a shell command line; several are quoted as argv",
+    )
+    p.set_defaults(handler=_cmd_classify)
+    p = sub.add_parser("doctor", help="what this machine can enforce and observe")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "-C",
+        dest="directory",
+        default=".",
+        metavar="DIR",
+        help="the workspace to check observation for (default: .)",
+    )
+    p.set_defaults(handler=_cmd_doctor)
+
+
+def _cmd_classify(args: argparse.Namespace) -> int:
+    from .effects import classify
+
+    if args.batch:
+        return _classify_batch(classify)
+    words = list(args.words)
+    if words and words[0] == "--":
+        words = words[1:]
+    if not words:
+        raise UsageError("give a command after --, or use --batch")
+    command = words[0] if len(words) == 1 else shlex.join(words)
+    effect = classify(command)
+    if args.json:
+        print(json.dumps({"command": command, **effect.to_json()}, ensure_ascii=False))
+        return 0
+    print(effect.cls)
+    for path in effect.to_json()["paths"]:
+        print(f"path: {path}")
+    if effect.dynamic:
+        print("path: (some paths are only known at run time)")
+    for reason in effect.reasons:
+        print(f"reason: {reason}")
+    return 0
+
+
+def _classify_batch(classify: Any) -> int:
+    bad = 0
+    for number, line in enumerate(sys.stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            command = json.loads(line)
+        except ValueError as error:
+            command = error
+        if not isinstance(command, str):
+            bad += 1
+            print(
+                f"epistemic: line {number} is not a JSON string holding a command", file=sys.stderr
+            )
+            print(json.dumps({"line": number, "error": "not a JSON string"}), flush=True)
+            continue
+        result = {"command": command, **classify(command).to_json()}
+        print(json.dumps(result, ensure_ascii=False), flush=True)
+    return 2 if bad else 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .enforce import detect
+    from .observe import best_observer
+
+    support = detect(full=True)
+    workspace = Path(args.directory).resolve()
+    if not workspace.is_dir():
+        raise UsageError(f"workspace {workspace} is not a directory")
+    observer = best_observer(workspace)
+    observation = {"method": observer.method, "workspace": str(workspace)}
+    if args.json:
+        print(json.dumps({"enforcement": support.to_json(), "observation": observation}))
+        return 0
+    for line in support.lines():
+        print(line)
+    note = (
+        "fanotify: precise, cheap"
+        if observer.method == "fanotify"
+        else ("a stat snapshot of the workspace before and after each call (slower on big trees)")
+    )
+    print(f"observation of what each call changed: {observer.method} ({note})")
+    return 0

@@ -1,0 +1,524 @@
+"""Static effect classification of shell commands: what a command would do, without running it.
+
+`classify(command) -> Effect` parses the command once with tree-sitter-bash and judges every
+part of it: lists, pipelines, subshells, `$(...)` and backticks, process substitutions, loops,
+if/case, functions, `[[ ]]`, heredocs and herestrings, assignments, and the wrappers that run
+another command (sudo, env, nice, timeout, time, xargs, command, exec, nohup, stdbuf, watch,
+find -exec, `bash -c STRING`, eval, trap: literal strings are classified recursively).
+
+Classes
+    read-only   every part is known not to create, modify or delete anything. This must be
+                earned: each program is on a curated allow-list (ls, cat, grep, git status...),
+                or its handler has checked its arguments (`sed` without -i/w/e, `find`
+                without -delete/-exec of a mutating command, `sort` without -o...).
+    mutating    some part is known to write, create, modify (contents or metadata), move or
+                delete files, change a repository, installed packages, services, the clock,
+                or signal processes. Mutating wins over unknown: `make; rm x` is mutating.
+    unknown     nothing is known to mutate, but some part cannot be vouched for: a program
+                that is not in the tables, a script, inline interpreter code (`python -c`, with
+                a tiny allow-list of pure `print(...)` programs), a build/test/lint tool (make,
+                pytest, npm run, cargo build: they run project code and write caches), a
+                dynamic command name, a request that sends data (`curl -d`), a parse error.
+
+Paths: `writes` and `deletes` are normalised (`posixpath.normpath`) and relative to the
+command's starting directory, following literal `cd DIR`, `pushd`/`popd` through `&&`, `;`
+and `{ }` (cd in a subshell, pipeline or `$(...)` does not leak; after a cd inside `||`, if,
+case or a loop the directory is no longer known). A directory stands for everything below it
+(`rm -rf build`, `find . -delete` -> ".", `tar -x` -> the target dir, `git clean` -> "."). Absolute
+paths stay absolute; `~/x` stays "~/x" (home is not the workspace; it is not `dynamic`).
+`dynamic` is true when some written or deleted path is not statically known: `$VAR`, globs,
+brace expansion, command substitution, `{}` of find/xargs, a directory unknown after `cd $X`,
+and changes whose location is not named (`git commit` writes somewhere in .git, `npm install`
+writes node_modules, `curl -O` names the file after the URL). Writing to /dev/null,
+/dev/stdout, /dev/stderr, /dev/tty or /dev/fd/N is not a write; fd duplication (`2>&1`) is not.
+
+Decisions where the issue was silent
+    - empty or whitespace-only command: read-only (nothing runs; the gate rejects it anyway).
+    - a parse error makes the whole command unknown; the parts that did parse are still
+      walked, so their writes and deletes are reported (bash runs the lines before the error).
+    - network reads are not workspace effects: `curl URL`, `wget -O- URL`, `git fetch` aside
+      (fetch changes refs); requests that send data are unknown (remote effect).
+    - test runners, linters and build tools are unknown, not read-only: they execute project
+      code and write caches inside the workspace (.pytest_cache, __pycache__, .ruff_cache).
+    - formatters in check mode (`black --check`, `gofmt -l`, `prettier --check`) are read-only.
+    - `git status` is read-only although git may refresh .git/index; `git diff` ignores
+      configured external diff drivers; `pip download` and friends are simply mutating.
+    - function bodies are classified where they are defined; calling them then adds nothing.
+
+Known limits
+    - aliases are not expanded (non-interactive bash does not either), `$PATH` lookups are not
+      resolved, a program shadowed by a script of the same name is judged as the program.
+    - cd is assumed to succeed; `cd x; rm y` reports x/y.
+    - `cat <<EOF; rm x` (a heredoc operator followed by more commands on its line) does not
+      parse in tree-sitter-bash 0.25: unknown. So do a few rare forms like `<>` redirections.
+    - sed and awk programs are scanned, not interpreted; an unrecognised sed command makes
+      the result unknown. awk `>` counts as a redirection only inside print/printf.
+    - option tables are curated: an unlisted option taking a value may shift positionals
+      (e.g. a value taken for a path). Wrapped programs fed by xargs have unknown arguments.
+    - `python -c` is read-only only for imports of sys/platform/math and expressions calling
+      pure builtins; everything else (and node -e, perl -e, ruby -e, php -r) is unknown.
+    - nested strings (bash -c, eval, find -exec sh -c) are followed 8 levels deep at most.
+"""
+
+from __future__ import annotations
+
+import _thread
+import re
+from dataclasses import dataclass
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from tree_sitter import Node, Parser
+
+    from .effects_programs import Cmd, Findings, Word, norm, program, shorten
+
+__all__ = ["MUTATING", "READ_ONLY", "UNKNOWN", "Effect", "classify"]
+
+READ_ONLY = "read-only"
+MUTATING = "mutating"
+UNKNOWN = "unknown"
+MAX_NESTING = 8
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What a command would do: its class, the paths it touches, and why."""
+
+    cls: str  # "read-only" | "mutating" | "unknown"
+    writes: tuple[str, ...] = ()
+    deletes: tuple[str, ...] = ()
+    dynamic: bool = False
+    reasons: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "class": self.cls,
+            "paths": sorted(set(self.writes + self.deletes)),
+            "writes": list(self.writes),
+            "deletes": list(self.deletes),
+            "dynamic": self.dynamic,
+            "reasons": list(self.reasons),
+        }
+
+
+_PARSER: Parser | None = None
+_LOCK = _thread.allocate_lock()
+
+
+def _load() -> Parser:
+    """Import tree_sitter and the program tables on first use: they cost start-up time."""
+    global _PARSER, Cmd, Findings, Word, norm, program, shorten
+    with _LOCK:
+        if _PARSER is None:
+            import tree_sitter
+            import tree_sitter_bash
+
+            from .effects_programs import Cmd, Findings, Word, norm, program, shorten
+
+            _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        return _PARSER
+
+
+#: Every non-ASCII byte becomes "x" before parsing. tree-sitter-bash's scanner calls isalpha()
+#: and friends on raw code points, which is undefined above 255 and segfaults the process on
+#: some inputs. Non-ASCII characters are ordinary word characters to bash, so "x" keeps the
+#: tokens (and the byte offsets) the same; texts are always read from the original bytes.
+_ASCII_ONLY = bytes(range(128)) + b"x" * 128
+
+
+def _parse(text: str) -> tuple[Node, bytes]:
+    """The syntax tree of a script, and the bytes its node offsets index into."""
+    parser = _PARSER or _load()
+    source = text.encode("utf-8", "surrogatepass")
+    data = source.translate(_ASCII_ONLY)
+    with _LOCK:  # a Parser is not meant to be shared between threads
+        root = parser.parse(data).root_node
+        for _ in range(4):  # `! ! { a; }` needs two rounds
+            spans = _misparsed_keywords(root) if b"time" in data or b"!" in data else []
+            if not spans:
+                break
+            blanked, ascii_blanked = bytearray(source), bytearray(data)
+            for start, end in spans:
+                blanked[start:end] = ascii_blanked[start:end] = b" " * (end - start)
+            source, data = bytes(blanked), bytes(ascii_blanked)
+            root = parser.parse(data).root_node
+    return root, source
+
+
+_RESERVED = frozenset({b"{", b"for", b"while", b"until", b"if", b"case", b"select", b"[[", b"!"})
+
+
+def _misparsed_keywords(root: Node) -> list[tuple[int, int]]:
+    """`time { a; }`, `! if ...`: tree-sitter-bash takes the keyword `time` for a command, and
+    after `time` or `!` breaks a compound command apart. Neither keyword changes what the
+    command does to files: blank them and re-parse."""
+    spans, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        children = node.named_children
+        stack.extend(children)
+        if node.type == "negated_command" and children and children[0].type == "command":
+            name = children[0].named_children[0] if children[0].named_child_count else None
+            if name is not None and _first_token(name.text) in _RESERVED:
+                spans.append((node.start_byte, node.start_byte + 1))
+        if node.type != "command" or len(children) < 2 or children[0].text != b"time":
+            continue
+        name, *args = children
+        end = name.end_byte
+        if args[0].text == b"-p" and len(args) > 1:
+            end, args = args[0].end_byte, args[1:]
+        if (
+            args[0].type in ("subshell", "compound_statement")
+            or _first_token(args[0].text) in _RESERVED
+        ):
+            spans.append((name.start_byte, end))
+    return spans
+
+
+def _first_token(text: bytes | None) -> bytes:
+    """`{ [[` (tree-sitter glues a misparsed group into one word): its first token."""
+    return (text or b"").split(maxsplit=1)[0] if (text or b"").strip() else b""
+
+
+def classify(command: str) -> Effect:
+    """Classify a shell command statically. Never raises."""
+    if not command.strip():
+        return Effect(READ_ONLY, reasons=("empty command: nothing runs",))
+    try:
+        _PARSER or _load()
+        return _Walker().top(command)
+    except RecursionError:
+        return Effect(UNKNOWN, reasons=("the command nests too deeply to analyse: effect unknown",))
+    except Exception as exc:  # a classifier must never take the agent down
+        reason = f"internal error while analysing ({type(exc).__name__}): effect unknown"
+        return Effect(UNKNOWN, reasons=(reason,))
+
+
+Loc = tuple[str | None, ...]  # the directory stack (pushd); the last entry is the cwd
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|"})
+_BRANCHES = frozenset({"elif_clause", "else_clause", "case_item"})
+_LEAVES = frozenset({"word", "number", "raw_string", "ansi_c_string"})
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.out = Findings(self.nested)
+        self.depth = 0
+        self.src = b""  # the bytes of the script being walked (texts come from here)
+
+    def top(self, command: str) -> Effect:
+        root, self.src = _parse(command)
+        broken = root.has_error and _really_broken(root)
+        if broken:
+            self.out.add(UNKNOWN, "the command does not parse as shell: effect unknown")
+        self.stmt(root, (".",))
+        out = self.out
+        cls = MUTATING if out.mutating else UNKNOWN if out.unknown else READ_ONLY
+        return Effect(
+            UNKNOWN if broken else cls,
+            _unique(out.writes),
+            _unique(out.deletes),
+            out.dynamic,
+            _unique(out.reasons),
+        )
+
+    def nested(self, text: str, cwd: str | None, part: str) -> None:
+        """Classify a command string run by a part of the command (bash -c, eval, ...)."""
+        if self.depth >= MAX_NESTING:
+            self.out.add(UNKNOWN, f"`{part}` nests command strings too deeply: effect unknown")
+            return
+        root, src = _parse(text)
+        if root.has_error and _really_broken(root):
+            self.out.add(UNKNOWN, f"`{part}` runs a string that does not parse: effect unknown")
+            return
+        self.depth, outer, self.src = self.depth + 1, self.src, src
+        try:
+            self.stmt(root, (cwd,))
+        finally:
+            self.depth, self.src = self.depth - 1, outer
+
+    # -- statements: each returns the directory stack after it ---------------------------
+
+    def stmt(self, node: Node, loc: Loc, tail: Sequence[Node] = ()) -> Loc:
+        kind = node.type
+        if kind in ("list", "pipeline"):
+            return self.chain(node, loc, tail)
+        for redirect in tail:
+            self.redirect(redirect, loc)
+        method = _METHODS.get(kind)
+        if method is not None:
+            return method(self, node, loc)
+        for child in node.named_children:
+            loc = self.stmt(child, loc)
+        return loc
+
+    def chain(self, node: Node, loc: Loc, tail: Sequence[Node]) -> Loc:
+        """`a && b`, `a || b` (the cwd flows on) or `a | b` (each part in its own subshell).
+
+        Redirections that tree-sitter hangs on the whole chain belong to its last part.
+        """
+        parts = [child for child in node.named_children if child.type != "comment"]
+        if node.type == "pipeline":
+            for i, part in enumerate(parts):
+                self.stmt(part, loc, tail if i == len(parts) - 1 else ())
+            return loc
+        if len(parts) != 2 or not any(child.type == "||" for child in node.children):
+            for i, part in enumerate(parts):
+                loc = self.stmt(part, loc, tail if i == len(parts) - 1 else ())
+            return loc
+        left = self.stmt(parts[0], loc)
+        start = loc if left == loc else (None,)  # `cd x || b`: b runs only if the cd failed
+        right = self.stmt(parts[1], start, tail)
+        return left if right == start else (None,)
+
+    def sequence(self, node: Node, loc: Loc) -> Loc:
+        before = loc
+        for child in node.children:
+            if child.is_named:
+                before, loc = loc, self.stmt(child, loc)
+            elif child.type == "&":
+                loc = before  # a background job runs in a subshell
+        return loc
+
+    def subshell(self, node: Node, loc: Loc) -> Loc:
+        self.sequence(node, loc)
+        return loc
+
+    def substitution(self, node: Node, loc: Loc) -> Loc:
+        text = _text(node, self.src)
+        if text.startswith("`") and "\\" in text:  # nested escaped backticks: re-parse
+            self.nested(re.sub(r"\\([\\`$])", r"\1", text[1:-1]), loc[-1], shorten(text))
+        else:
+            self.sequence(node, loc)
+        return loc
+
+    def branching(self, node: Node, loc: Loc) -> Loc:
+        """if/case: branches start from the same place; a cd inside makes the cwd unknown."""
+        current, changed = loc, False
+        for child in node.named_children:
+            if child.type in _BRANCHES:
+                end = self.sequence(child, loc)
+            else:
+                current = end = self.stmt(child, current)
+            changed |= end != loc
+        return (None,) if changed else loc
+
+    def loop(self, node: Node, loc: Loc) -> Loc:
+        end = self.sequence(node, loc)
+        if end == loc:
+            return loc
+        self.sequence(node, (None,))  # later iterations start somewhere else
+        return (None,)
+
+    def function(self, node: Node, loc: Loc) -> Loc:
+        name = node.child_by_field_name("name")
+        if name is not None:
+            self.out.functions.add(_text(name, self.src))
+        body = node.child_by_field_name("body")
+        if body is not None:
+            self.stmt(body, loc)
+        return loc
+
+    def redirected(self, node: Node, loc: Loc) -> Loc:
+        body: Node | None = None
+        redirects: list[Node] = []
+        for child in node.named_children:
+            if child.type in _REDIRECTS:
+                redirects.append(child)
+            elif body is None and child.type != "comment":
+                body = child
+        if body is not None and body.type in ("list", "pipeline"):
+            return self.chain(body, loc, redirects)
+        for redirect in redirects:
+            self.redirect(redirect, loc)
+        if body is None:
+            return loc
+        if body.type == "command":
+            extra = [word for redirect in redirects for word in _extra_destinations(redirect)]
+            return self.command(body, loc, extra)
+        return self.stmt(body, loc)
+
+    def command(self, node: Node, loc: Loc, extra: Sequence[Node] = ()) -> Loc:
+        name: Node | None = None
+        args: list[Node] = []
+        for child in node.named_children:
+            if child.type == "command_name":
+                name = child.named_children[0] if child.named_children else child
+            elif child.type in _REDIRECTS:
+                self.redirect(child, loc)
+                args.extend(_extra_destinations(child))
+            elif child.type != "comment":
+                args.append(child)
+        args.extend(extra)
+        for child in args if name is None else [name, *args]:
+            if child.type not in _LEAVES:
+                self.stmt(child, loc)  # substitutions inside the words and assignments
+        if name is None or name.is_missing:
+            return loc  # only assignments and redirections: shell state
+        words = [_word(arg, self.src) for arg in args if arg.type != "variable_assignment"]
+        head = _word(name, self.src)
+        if head.value is not None and program(head.value) in ("cd", "pushd", "popd"):
+            return _cd(program(head.value), words, loc)
+        Cmd("", [], loc[-1], shorten(_text(node, self.src)), self.out).run([head, *words])
+        return loc
+
+    # -- redirections ---------------------------------------------------------------------
+
+    def redirect(self, node: Node, loc: Loc) -> None:
+        if node.type == "file_redirect":
+            self.file_redirect(node, loc)
+            return
+        for child in node.named_children:  # heredoc/herestring: body, targets, continuations
+            if child.type == "file_redirect":
+                self.file_redirect(child, loc)
+            elif child.type not in ("heredoc_start", "heredoc_end"):
+                self.stmt(child, loc)
+
+    def file_redirect(self, node: Node, loc: Loc) -> None:
+        op = next((child.type for child in node.children if not child.is_named), "")
+        targets = [child for child in node.named_children if child.type != "file_descriptor"]
+        if not targets:
+            return
+        self.stmt(targets[0], loc)
+        target = _word(targets[0], self.src)
+        duplicate = targets[0].type == "number" or target.value == "-"
+        if op in _WRITE_OPS or (op == ">&" and not duplicate):
+            Cmd("", [], loc[-1], shorten(_text(node, self.src)), self.out).write([target])
+
+
+_METHODS: dict[str, Callable[[_Walker, Node, Loc], Loc]] = {
+    "program": _Walker.sequence,
+    "compound_statement": _Walker.sequence,
+    "do_group": _Walker.sequence,
+    "subshell": _Walker.subshell,
+    "command_substitution": _Walker.substitution,
+    "process_substitution": _Walker.substitution,
+    "if_statement": _Walker.branching,
+    "case_statement": _Walker.branching,
+    "while_statement": _Walker.loop,
+    "for_statement": _Walker.loop,
+    "c_style_for_statement": _Walker.loop,
+    "function_definition": _Walker.function,
+    "redirected_statement": _Walker.redirected,
+    "command": _Walker.command,
+}
+
+
+def _really_broken(root: Node) -> bool:
+    """has_error, except for `x=1 > f`: tree-sitter-bash wants a command name there and
+    inserts an empty (MISSING) one, but bash accepts it."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or (node.is_missing and not _missing_name_is_benign(node)):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _missing_name_is_benign(node: Node) -> bool:
+    name = node.parent
+    command = name.parent if name is not None else None
+    if node.type != "word" or name is None or command is None or name.type != "command_name":
+        return False
+    return any(child.type in ("variable_assignment", "file_redirect") for child in command.children)
+
+
+def _cd(name: str, words: list[Word], loc: Loc) -> Loc:
+    """The directory stack after cd/pushd/popd."""
+    targets = [w for w in words if not (w.value or "").startswith("-") or w.value == "-"]
+    if name == "popd":
+        return loc[:-1] if len(loc) > 1 else (None,)
+    if not targets:
+        return (*loc[:-1], "~") if name == "cd" else (None,)
+    where = None if targets[0].value == "-" else norm(targets[0], loc[-1])
+    return (*loc[:-1], where) if name == "cd" else (*loc, where)
+
+
+def _extra_destinations(node: Node) -> list[Node]:
+    """`echo hi >f arg`: tree-sitter files `arg` as a second target; it is an argument."""
+    if node.type != "file_redirect":
+        return []
+    targets = [child for child in node.named_children if child.type != "file_descriptor"]
+    return targets[1:]
+
+
+# -- words --------------------------------------------------------------------------------
+
+_SPECIAL = re.compile(r"[*?\[{\\]")
+_ESCAPE = re.compile(r"\\(.)", re.S)
+_DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
+_GLOB = re.compile(r"(?<!\\)[*?\[]")
+_BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_ANSI = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "e": "\x1b"}
+
+
+def _text(node: Node, src: bytes) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _word(node: Node, src: bytes) -> Word:
+    """The literal value of a word, or None when it depends on expansion."""
+    kind, raw = node.type, _text(node, src)
+    if kind == "word":
+        return _plain(raw)
+    if kind == "raw_string":
+        return Word(raw, raw[1:-1])
+    if kind == "string":
+        literal = all(child.type == "string_content" for child in node.named_children)
+        return Word(raw, _unquote(raw[1:-1]) if literal else None)
+    if kind == "number":
+        return Word(raw, raw)
+    if kind == "ansi_c_string":
+        return Word(raw, _ansi(raw[2:-1]))
+    if kind == "concatenation":
+        return _concatenation(node, src, raw)
+    return Word(raw, None, procsub=kind == "process_substitution")
+
+
+def _plain(raw: str) -> Word:
+    if not _SPECIAL.search(raw):
+        return Word(raw, raw, tilde=raw.startswith("~"))
+    if _GLOB.search(raw) or _BRACE.search(raw):
+        return Word(raw, None)
+    return Word(raw, _ESCAPE.sub(_unescape, raw), tilde=raw.startswith("~"))
+
+
+def _unescape(match: re.Match[str]) -> str:
+    return "" if match.group(1) == "\n" else match.group(1)
+
+
+def _unquote(inner: str) -> str:
+    return _DQ_ESCAPE.sub(_unescape, inner) if "\\" in inner else inner
+
+
+def _ansi(body: str) -> str | None:
+    out, i = [], 0
+    while i < len(body):
+        if body[i] != "\\":
+            out.append(body[i])
+            i += 1
+        elif body[i + 1 : i + 2] in _ANSI:
+            out.append(_ANSI[body[i + 1]])
+            i += 2
+        else:
+            return None  # octal, hex, unicode, control escapes: not worth decoding
+    return "".join(out)
+
+
+def _concatenation(node: Node, src: bytes, raw: str) -> Word:
+    parts = node.named_children
+    values = [_word(part, src) for part in parts]
+    unquoted = "".join(_text(part, src) for part in parts if part.type == "word")
+    if any(v.value is None for v in values) or _BRACE.search(unquoted):
+        return Word(raw, None)
+    tilde = parts[0].type == "word" and raw.startswith("~")
+    return Word(raw, "".join(v.value or "" for v in values), tilde=tilde)
+
+
+def _unique(items: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
