@@ -64,7 +64,8 @@ from __future__ import annotations
 
 import _thread
 import re
-from dataclasses import dataclass
+
+from .structs import struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ UNKNOWN = "unknown"
 MAX_NESTING = 8
 
 
-@dataclass(frozen=True)
+@struct
 class Effect:
     """What a command would do: its class, the paths it touches, and why."""
 

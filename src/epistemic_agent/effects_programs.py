@@ -11,14 +11,14 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
 
 from .effects import MUTATING, READ_ONLY, UNKNOWN
+from .structs import field, replace, struct
 
 MAX_PART = 60
 
 
-@dataclass(frozen=True, slots=True)
+@struct
 class Word:
     """One shell word: its source text and its literal value (None when not static)."""
 
@@ -93,7 +93,7 @@ class Findings:
         self.reasons.append(reason)
 
 
-@dataclass
+@struct(frozen=False)
 class Cmd:
     """One simple command as a handler sees it."""
 
@@ -168,7 +168,7 @@ class Cmd:
             self.out.script(text, self.cwd, self.part)
 
 
-@dataclass
+@struct(frozen=False)
 class Opts:
     flags: list[tuple[str, Word | None]] = field(default_factory=list)
     pos: list[Word] = field(default_factory=list)
@@ -1426,7 +1426,7 @@ def _awk_scan(program_text: str) -> tuple[list[str | None], list[str | None]] | 
 # -- subcommand tables: package managers, containers, services ----------------------------
 
 
-@dataclass(frozen=True)
+@struct
 class Table:
     """A program driven by subcommands; `a:b` names a two-word subcommand."""
 

@@ -12,7 +12,10 @@ from .vocabulary import ACT_NAMES, ACTS_BY_NAME, FILE_TOOL_ACTS, act_list_text, 
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    from .effects import Effect
 
 MIN_REASON = 20
 _TMPDIR = re.compile(r"\$\{TMPDIR(?::-[^}]*)?\}|\$TMPDIR\b")
@@ -178,6 +181,7 @@ class GateConfig:
     workspace: str
     min_reason: int = MIN_REASON
     temp: str = "/tmp"  # the system temp directory: observations may write scratch files there
+    classify: Callable[[str], Effect] | None = None  # default: effects.classify
 
 
 def check(tool: object, args: object, config: GateConfig) -> Verdict:
@@ -326,8 +330,11 @@ def _check_reason(
 
 def _check_observation(command: str, act: str, config: GateConfig) -> tuple[str, str] | None:
     """An observation whose command writes outside the temp directory is not an observation."""
-    from .effects import classify  # tree-sitter: loaded on the first observation only
+    classify = config.classify
+    if classify is None:
+        from . import effects  # tree-sitter: loaded on the first observation only
 
+        classify = effects.classify
     effect = classify(_TMPDIR.sub(config.temp, command))
     if effect.cls != "mutating":
         return None

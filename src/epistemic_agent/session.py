@@ -11,7 +11,8 @@ from pathlib import Path
 from types import TracebackType
 
 from . import __version__, consistency
-from .effects import Effect, classify
+from .effects import Effect
+from .effects_cache import EffectCache
 from .enforce import Sandbox, read_only_sandbox
 from .evidence import DEFAULT_CAP, EvidenceStore
 from .executor import DEFAULT_TIMEOUT, Execution, Launch, bounded_text, run_shell
@@ -117,7 +118,13 @@ class Session:
         self.report = Report(self.layout)
         self.journal = JournalWriter(self.layout.journal, self.report.fold, self.layout.head)
         self.evidence = EvidenceStore(self.layout.evidence, self.settings.evidence_cap)
-        self.gate = GateConfig(str(self.workspace), self.settings.min_reason, _temp(self.workspace))
+        self.effects = EffectCache(self.layout.record / "effects-cache.json")
+        self.gate = GateConfig(
+            str(self.workspace),
+            self.settings.min_reason,
+            _temp(self.workspace),
+            self.effects.classify,
+        )
         if not self.journal.open(self.report.load_checkpoint()):
             self.report.reset()
         with self.journal.locked():
@@ -146,6 +153,7 @@ class Session:
         if not self._closed:
             self._closed = True
             self.report.save_checkpoint(self.journal.position)
+            self.effects.save()
             self.journal.close()
             for path in self._capture:  # empty capture files kept for reuse
                 path.unlink(missing_ok=True)
@@ -182,7 +190,7 @@ class Session:
         if isinstance(verdict, Call) and verdict.path is not None:
             verdict = precheck(verdict, self.workspace) or verdict
         elif isinstance(verdict, Call) and verdict.command is not None:
-            effect = classify(verdict.command)
+            effect = self.effects.classify(verdict.command)
             started = float(self.report.totals.session.get("started_epoch", 0.0))
             history = self.report.history
             verdict = consistency.precheck(verdict, effect, history, started) or verdict

@@ -129,5 +129,12 @@ def _make_init(fields: list[tuple[str, _Field]], frozen: bool) -> Callable[..., 
     return __init__
 
 
+def replace(obj: T, /, **changes: Any) -> T:
+    """Like `dataclasses.replace`: a copy of a struct with some fields changed."""
+    values = {name: getattr(obj, name) for name, _ in type(obj).__record_fields__}  # type: ignore[attr-defined]
+    values.update(changes)
+    return type(obj)(**values)
+
+
 def _refuse(self: Any, name: str, *args: Any) -> None:
     raise FrozenInstanceError(f"cannot change {name!r}: {type(self).__name__} is frozen")

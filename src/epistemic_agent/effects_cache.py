@@ -1,0 +1,73 @@
+"""Classifications remembered per workspace, so a one-shot `epistemic exec` of a command seen
+before does not load the shell parser (tree-sitter-bash costs about 15 ms to import).
+
+A classification depends only on the command text and on the classifier, so entries are keyed
+by both: a new version of epistemic-agent starts a new cache. The file is derived data: safe
+to delete, never evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import __version__
+from .effects import Effect, classify
+from .fsutil import atomic_write
+
+LIMIT = 2000  # entries kept; the oldest go first
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class EffectCache:
+    """`classify`, remembered in one small JSON file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._entries: dict[str, Any] | None = None
+        self._dirty = False
+
+    def classify(self, command: str) -> Effect:
+        entries = self._load()
+        found = entries.get(command)
+        if isinstance(found, dict):
+            try:
+                return _effect(found)
+            except (KeyError, TypeError, ValueError):
+                pass
+        effect = classify(command)
+        entries.pop(command, None)
+        entries[command] = effect.to_json()
+        self._dirty = True
+        return effect
+
+    def save(self) -> None:
+        if not self._dirty or self._entries is None:
+            return
+        kept = dict(list(self._entries.items())[-LIMIT:])
+        data = {"version": __version__, "entries": kept}
+        atomic_write(self.path, json.dumps(data).encode("ascii"))
+        self._dirty = False
+
+    def _load(self) -> dict[str, Any]:
+        if self._entries is None:
+            try:
+                data = json.loads(self.path.read_bytes())
+                entries = data["entries"] if data.get("version") == __version__ else {}
+                self._entries = entries if isinstance(entries, dict) else {}
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                self._entries = {}
+        return self._entries
+
+
+def _effect(data: dict[str, Any]) -> Effect:
+    return Effect(
+        str(data["class"]),
+        tuple(str(p) for p in data["writes"]),
+        tuple(str(p) for p in data["deletes"]),
+        bool(data["dynamic"]),
+        tuple(str(r) for r in data["reasons"]),
+    )
