@@ -45,19 +45,31 @@ Decisions where the issue was silent
       configured external diff drivers; `pip download` and friends are simply mutating.
     - function bodies are classified where they are defined; calling them then adds nothing.
 
+Parsing and cost
+    tree-sitter and the program tables are loaded on the first classify (importing this module
+    only defines the API: start-up time). One Parser per process, behind a lock. Every
+    non-ASCII byte is replaced by "x" before parsing (same offsets, same tokens; texts are
+    read from the original bytes): tree-sitter-bash 0.25's scanner calls isalpha() on raw
+    code points and segfaults the process on some non-ASCII input. tree-sitter-bash breaks
+    `time { ...; }`, `time for ...` and `! { ...; }` apart; those keywords are blanked and the
+    text re-parsed. `x=1 > f` gets an empty MISSING command name from tree-sitter: accepted.
+    A typical command costs 30-150 us (see bench/bench_effects.py).
+
 Known limits
     - aliases are not expanded (non-interactive bash does not either), `$PATH` lookups are not
       resolved, a program shadowed by a script of the same name is judged as the program.
     - cd is assumed to succeed; `cd x; rm y` reports x/y.
-    - `cat <<EOF; rm x` (a heredoc operator followed by more commands on its line) does not
-      parse in tree-sitter-bash 0.25: unknown. So do a few rare forms like `<>` redirections.
+    - `cat <<EOF; rm x` (a heredoc operator followed by more commands on its line), `<>`
+      redirections and `time time ...` do not parse in tree-sitter-bash 0.25: unknown.
     - sed and awk programs are scanned, not interpreted; an unrecognised sed command makes
       the result unknown. awk `>` counts as a redirection only inside print/printf.
     - option tables are curated: an unlisted option taking a value may shift positionals
-      (e.g. a value taken for a path). Wrapped programs fed by xargs have unknown arguments.
+      (a value taken for a path). Commands fed by xargs or fd -x have unknown arguments.
     - `python -c` is read-only only for imports of sys/platform/math and expressions calling
       pure builtins; everything else (and node -e, perl -e, ruby -e, php -r) is unknown.
-    - nested strings (bash -c, eval, find -exec sh -c) are followed 8 levels deep at most.
+    - nested strings (bash -c, eval, find -exec sh -c) are followed 8 levels deep at most;
+      deeper, or pathologically nested syntax (hundreds of levels), is unknown.
+    - a function's redirection (`f() { ...; } > log`) is counted where it is defined.
 """
 
 from __future__ import annotations

@@ -648,7 +648,7 @@ def _wrapper(c: Cmd) -> None:
     inner = o.pos[skip:]
     if inner:
         c.run(inner, chdir=o.last("-D", "--chdir") if c.name == "sudo" else None)
-    elif c.name == "sudo" and o.has("-s", "--shell", "-i", "--login"):
+    elif c.name in ("sudo", "doas") and o.has("-s", "--shell", "-i", "--login"):
         c.unknown("opens a root shell: effect unknown")
 
 
