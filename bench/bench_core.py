@@ -53,7 +53,7 @@ from epistemic_agent.executor import Execution, run_shell
 from epistemic_agent.journal import FORMAT_VERSION, Position, Record, encode, line_hash
 from epistemic_agent.layout import Layout
 from epistemic_agent.report import rebuild
-from epistemic_agent.session import Session
+from epistemic_agent.session import Session, Settings
 from epistemic_agent.verify import verify_journal
 from epistemic_agent.vocabulary import is_mutating
 
@@ -400,7 +400,11 @@ def measure_overhead(lengths: Sequence[int], root: Path, profile: bool) -> Overh
             for length in lengths:
                 workspace = root / f"{label}-{length}"
                 workspace.mkdir()
-                session = stack.enter_context(Session(workspace))
+                # gate + journal + report: observation and enforcement have their own
+                # benchmark (bench_observe.py) and are off here, as the command is stubbed
+                session = stack.enter_context(
+                    Session(workspace, Settings(observe=False, enforce=False))
+                )
                 tracks.append(Track(label, length, session, call_mix(reverts)))
         for track in tracks:
             track.fill()

@@ -112,6 +112,7 @@ class Session:
             raise NotADirectoryError(f"workspace {self.workspace} is not a directory")
         self._closed = False
         self._sandbox: Sandbox | None = None
+        self._env: dict[str, str] | None = None
         self.layout = Layout(self.workspace)
         token = f"call-{os.getpid()}-{os.urandom(4).hex()}"
         self._capture = (self.layout.scratch / f"{token}.out", self.layout.scratch / f"{token}.err")
@@ -305,7 +306,9 @@ class Session:
         """How to start this call: TMPDIR on the session's scratch folder, and for a
         non-mutating act the workspace made read-only by the kernel where it can be."""
         scratch = self.scratch_dir()
-        env = {**os.environ, "TMPDIR": str(scratch)}
+        if self._env is None:  # the environment as the session found it, plus TMPDIR
+            self._env = {**os.environ, "TMPDIR": str(scratch)}
+        env = self._env
         if call.mutating or not self.settings.enforce:
             return Launch(env=env), "none"
         if self._sandbox is None:  # built once per session: its rules name every folder
@@ -316,7 +319,8 @@ class Session:
     def scratch_dir(self) -> Path:
         """This session's scratch folder, outside the workspace: $TMPDIR for its commands."""
         folder = Path(self.gate.temp) / "epistemic" / (self.session_id[:16] or "session")
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not folder.is_dir():  # it may be cleaned away between calls: check, cheaply
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         return folder
 
     def _run_file_tool(self, seq: int, call: Call) -> CallResult:
