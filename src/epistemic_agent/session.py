@@ -113,6 +113,7 @@ class Session:
         self._closed = False
         self._sandbox: Sandbox | None = None
         self._env: dict[str, str] | None = None
+        self._scratch: Path | None = None
         self.layout = Layout(self.workspace)
         token = f"call-{os.getpid()}-{os.urandom(4).hex()}"
         self._capture = (self.layout.scratch / f"{token}.out", self.layout.scratch / f"{token}.err")
@@ -318,10 +319,11 @@ class Session:
 
     def scratch_dir(self) -> Path:
         """This session's scratch folder, outside the workspace: $TMPDIR for its commands."""
-        folder = Path(self.gate.temp) / "epistemic" / (self.session_id[:16] or "session")
-        if not folder.is_dir():  # it may be cleaned away between calls: check, cheaply
+        if self._scratch is None:
+            folder = Path(self.gate.temp) / "epistemic" / (self.session_id[:16] or "session")
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return folder
+            self._scratch = folder
+        return self._scratch
 
     def _run_file_tool(self, seq: int, call: Call) -> CallResult:
         started = time.monotonic()

@@ -104,14 +104,19 @@ def _build(klass: Any, frozen: bool) -> Any:
 
 
 def _make_init(fields: list[tuple[str, _Field]], frozen: bool) -> Callable[..., None]:
+    names = tuple(name for name, _ in fields)
+    specs = tuple(spec for _, spec in fields)
+    count = len(fields)
+    assign = object.__setattr__ if frozen else setattr
+
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if len(args) > len(fields):
-            raise TypeError(f"{type(self).__name__} takes {len(fields)} fields, got {len(args)}")
-        assign = object.__setattr__ if frozen else setattr
-        for index, (name, spec) in enumerate(fields):
-            if index < len(args):
-                value = args[index]
-            elif name in kwargs:
+        if len(args) > count:
+            raise TypeError(f"{type(self).__name__} takes {count} fields, got {len(args)}")
+        for name, value in zip(names, args, strict=False):  # fewer args than fields is fine
+            assign(self, name, value)
+        for index in range(len(args), count):
+            name, spec = names[index], specs[index]
+            if name in kwargs:
                 value = kwargs.pop(name)
             elif spec.factory is not _MISSING:
                 value = spec.factory()
