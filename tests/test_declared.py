@@ -25,6 +25,7 @@ from epistemic_agent import session as session_module
 from epistemic_agent.consistency import FLAGS
 from epistemic_agent.enforce import Support, detect
 from epistemic_agent.gate import RULES
+from epistemic_agent.journal import JournalError
 from epistemic_agent.observe import DEFAULT_IGNORE, Observer, SnapshotObserver, best_observer
 from epistemic_agent.session import CallResult, Session, Settings
 
@@ -157,6 +158,7 @@ def test_the_rule_and_flag_ids_are_stable() -> None:
         "revert-unrelated",
         "cleanup-preexisting",
         "no-change",
+        "record-tampered",
     }
 
 
@@ -827,3 +829,54 @@ def test_regression_a_missing_tmpdir_breaks_every_shell_call(
     with Session(ws) as session:
         result = session.bash("echo hi", "collect-info", LOOK)
     assert result.ok and result.stdout == "hi\n"
+
+
+# -- the record itself --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf .epistemic",
+        "echo x > RATIONALE.md",
+        "rm .epistemic/journal.jsonl",
+        "cd .. && rm -rf ws",
+    ],
+)
+def test_no_act_may_touch_the_record(ws: Path, command: str) -> None:
+    with Session(ws) as session:
+        result = session.bash(command, "change-state", CHANGE)
+    assert (result.status, result.rule) == ("rejected", "path-protected")
+    assert (ws / ".epistemic" / "journal.jsonl").is_file()
+
+
+def test_a_command_that_deletes_the_journal_anyway_is_flagged_and_the_journal_restored(
+    ws: Path,
+) -> None:
+    with Session(ws) as session:
+        session.bash("echo one", "collect-info", LOOK)
+        sneaky = "python3 -c \"import shutil; shutil.rmtree('.epistemic')\"; echo x > made.txt"
+        result = session.bash(sneaky, "change-state", CHANGE)
+        session.bash("echo after", "collect-info", LOOK)
+    assert "record-tampered" in result.flags
+    done = epistemic("verify", str(ws))
+    assert done.returncode == 0, done.stdout
+    kinds = [
+        json.loads(line)["kind"]
+        for line in (ws / ".epistemic" / "journal.jsonl").read_text().splitlines()
+    ]
+    assert kinds[:3] == ["session", "call", "outcome"]
+
+
+def test_a_writer_refuses_a_journal_cut_below_its_anchor(ws: Path) -> None:
+    with Session(ws) as session:
+        for _ in range(3):
+            session.bash("echo hi", "collect-info", LOOK)
+    journal = ws / ".epistemic" / "journal.jsonl"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join(lines[:-2]))
+    with pytest.raises(JournalError, match="truncated"):
+        Session(ws)
+    journal.write_bytes(b"".join(lines[:-1]) + lines[-1][:40] + b"\n")
+    with pytest.raises(JournalError, match="now unreadable"):
+        Session(ws)

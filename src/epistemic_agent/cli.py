@@ -214,6 +214,10 @@ def _cmd_exec(args: argparse.Namespace) -> int:
 
 
 def _cmd_tool(args: argparse.Namespace) -> int:
+    from .tools import TOOL_NAMES
+
+    if args.name not in TOOL_NAMES:  # the gate says so, whatever --args holds
+        return _run_call(args, args.name, {})
     try:
         payload = json.loads(args.args)
     except (ValueError, RecursionError) as error:
@@ -246,6 +250,11 @@ def _stream_output(done: Any) -> None:
             stream.flush()
         except BrokenPipeError:  # the reader left (`| head`): the call still counts
             _silence(stream)
+        except FileNotFoundError:  # the command deleted its own capture file
+            print(
+                "epistemic: the command's output was lost (it deleted the capture file)",
+                file=sys.stderr,
+            )
 
 
 def _silence(stream: Any) -> None:

@@ -130,10 +130,12 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
 
 def _prepare_or_report(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any] | None:
     """Set up; a provider that cannot start (no key, bad script) is reported in one line."""
-    from .providers import ProviderError
+    from .providers import ModelSpecError, ProviderError
 
     try:
         return _prepare(args, header)
+    except ModelSpecError as error:  # a malformed --model or script: the user's input
+        raise UsageError(str(error)) from None
     except ProviderError as error:
         print(f"epistemic: {error}", file=sys.stderr)
         return None

@@ -29,6 +29,7 @@ FLAGS: dict[str, str] = {
     "revert-unrelated": "a revert changed paths no earlier change-state touched",
     "cleanup-preexisting": "a cleanup deleted a path that existed before the session",
     "no-change": "a change-state that changed nothing in the workspace",
+    "record-tampered": "the call deleted or replaced the journal; it was restored as it was",
 }
 _DENIED = re.compile(r"(Permission denied|Read-only file system|Operation not permitted)")
 _LISTED = 5

@@ -41,7 +41,10 @@ class EvidenceStore:
 
     def adopt(self, source: Path) -> EvidenceRef | None:
         """Take a finished output file into the store (up to the cap); None when it is empty."""
-        size = source.stat().st_size
+        try:
+            size = source.stat().st_size
+        except FileNotFoundError:  # the command deleted its own capture file
+            return None
         if size == 0:  # nothing to keep; the caller may reuse the empty file
             return None
         if size <= self.cap:

@@ -265,7 +265,10 @@ def _signal_group(pgid: int, signum: int) -> bool:
 
 def bounded_text(path: Path, limit: int) -> str:
     """The output as text for a caller: whole if short, else head and tail with a note."""
-    size = path.stat().st_size
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return "[output lost: the command deleted the file it was captured in]"
     with path.open("rb") as handle:
         if size <= limit:
             return as_text(handle.read(), size)

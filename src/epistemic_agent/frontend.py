@@ -58,7 +58,7 @@ class LiveEvents:
         lines = [
             "",
             f"stopped: {stop.reason} ({stop.message})",
-            f"calls by act: {acts}",
+            f"calls by act (the whole session so far): {acts}",
             f"rejections: {sum(totals.rejected.values())}, reverts: {len(totals.dead_ends)}",
             f"model calls: {model.get('calls', 0)}, tokens: {_tokens(model)}",
             f"report: {session.layout.report}",

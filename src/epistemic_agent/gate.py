@@ -282,8 +282,8 @@ def _check_bash(args: dict[str, Any], config: GateConfig) -> Verdict:
             args,
         )
     problem = _check_reason(args.get("reason"), command, act, config)
-    if problem is None and not ACTS_BY_NAME[act].mutating:
-        problem = _check_observation(command, act, config)
+    if problem is None:
+        problem = _check_effects(command, act, config)
     if problem is not None:
         return Rejected(problem[0], problem[1], "bash", act, args)
     normalised = {"command": command, "type": act, "reason": args["reason"].strip()}
@@ -328,16 +328,45 @@ def _check_reason(
     return None
 
 
-def _check_observation(command: str, act: str, config: GateConfig) -> tuple[str, str] | None:
-    """An observation whose command writes outside the temp directory is not an observation."""
+def _check_effects(command: str, act: str, config: GateConfig) -> tuple[str, str] | None:
+    """What the command says it does, against the record and against the declared act."""
     classify = config.classify
     if classify is None:
-        from . import effects  # tree-sitter: loaded on the first observation only
+        from . import effects  # tree-sitter: loaded on the first shell call only
 
         classify = effects.classify
     effect = classify(_TMPDIR.sub(config.temp, command))
     if effect.cls != "mutating":
         return None
+    record = [p for p in effect.writes + effect.deletes if _touches_record(p, config)]
+    if record:
+        return "path-protected", (
+            f"the command would change {record[0]!r}, which holds the session's record "
+            "(.epistemic/ and RATIONALE.md); no act may write or delete it. Leave it out of "
+            "the command (for git clean, add -e .epistemic -e RATIONALE.md and name paths)."
+        )
+    if ACTS_BY_NAME[act].mutating:
+        return None
+    return _check_observation(effect, act, config)
+
+
+def _touches_record(path: str, config: GateConfig) -> bool:
+    """A path that is, holds, or lies inside the record."""
+    full = posixpath.normpath(posixpath.join(config.workspace, path))
+    root = posixpath.normpath(config.workspace)
+    if full == root and posixpath.normpath(path) != ".":
+        return True  # the workspace itself, named from outside: `cd .. && rm -rf ws`
+    if full != root and (root + "/").startswith(full.rstrip("/") + "/"):
+        return True  # a folder holding the workspace: the record goes with it
+    # "." (find . -delete, git clean) usually comes with filters; the session restores the
+    # journal if a command removes it anyway, and flags that call.
+    if not full.startswith(root.rstrip("/") + "/"):
+        return False
+    return is_protected(full[len(root.rstrip("/")) + 1 :])
+
+
+def _check_observation(effect: Effect, act: str, config: GateConfig) -> tuple[str, str] | None:
+    """An observation whose command writes outside the temp directory is not an observation."""
     stray = [p for p in effect.writes + effect.deletes if not _under(p, config.temp)]
     if not stray and not effect.dynamic and (effect.writes or effect.deletes):
         return None  # scratch files under the temp directory

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .fsutil import atomic_write
 from .structs import field, struct
 
 FORMAT_VERSION = 1
@@ -145,6 +146,7 @@ class JournalWriter:
     position: Position = field(default_factory=Position)
     _fd: int = -1
     _anchor_fd: int = -1
+    _anchor_checked: bool = False
     _unsynced: bool = False
 
     def open(self, start: Position | None = None) -> bool:
@@ -170,6 +172,7 @@ class JournalWriter:
     @contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the journal's lock and catch up with what other writers appended."""
+        self.restore_if_gone()
         fcntl.flock(self._fd, fcntl.LOCK_EX)
         try:
             self._catch_up()
@@ -177,10 +180,33 @@ class JournalWriter:
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
+    def restore_if_gone(self) -> bool:
+        """If the journal file was deleted or replaced under us (a command did it), put back
+        the one we hold open, whole. True when it had to be restored."""
+        held = os.fstat(self._fd)
+        try:
+            found = os.stat(self.path)
+            if (found.st_ino, found.st_dev) == (held.st_ino, held.st_dev):
+                return False
+        except FileNotFoundError:
+            pass
+        data = os.pread(self._fd, held.st_size, 0)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, data)
+        os.close(self._fd)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
+        if self.anchor_path is not None:
+            os.close(self._anchor_fd)
+            self._anchor_fd = os.open(self.anchor_path, os.O_RDWR | os.O_CREAT, 0o644)
+        return True
+
     def write_anchor(self) -> None:
         """Record where the journal ends now, in place (fixed size: no new file per call)."""
         if self._anchor_fd < 0:
             return
+        if os.fstat(self._anchor_fd).st_nlink == 0 and self.anchor_path is not None:
+            os.close(self._anchor_fd)  # deleted under us: write a new one
+            self._anchor_fd = os.open(self.anchor_path, os.O_RDWR | os.O_CREAT, 0o644)
         data = json.dumps(self.position.to_json()).encode("ascii")
         os.pwrite(self._anchor_fd, data.ljust(ANCHOR_SIZE - 1) + b"\n", 0)
         if os.fstat(self._anchor_fd).st_size > ANCHOR_SIZE:
@@ -218,16 +244,47 @@ class JournalWriter:
         if size < self.position.offset:
             raise JournalError(f"{self.path} shrank below what was already read: truncated")
         unrecovered: tuple[int, int] | None = None  # (line, bytes) awaiting a recovery record
+        torn = b""
         for body in read_lines(self._fd, self.position.offset, size):
-            if not body.endswith(b"\n"):  # torn: a crash cut the last write; close the line
-                self._write(b"\n")
-                self._advance(body, {"kind": "unreadable"})
-                unrecovered = (self.position.lines, len(body))
+            if not body.endswith(b"\n"):  # torn: a crash cut the last write
+                torn = body
                 break
             unrecovered = self._take(body[:-1], unrecovered)
+        if not self._anchor_checked:  # before anything is appended: nothing may cover it up
+            self._anchor_checked = True
+            self._check_anchor(unrecovered)
+        if torn:
+            self._write(b"\n")  # close the torn line; the recovery record says what it was
+            self._advance(torn, {"kind": "unreadable"})
+            unrecovered = (self.position.lines, len(torn))
         if unrecovered is not None:
             line, size = unrecovered
             self.append({"kind": "recovery", "torn_line": line, "torn_bytes": size}, durable=True)
+
+    def _check_anchor(self, unrecovered: tuple[int, int] | None) -> None:
+        """The journal must still hold everything the head anchor recorded, unchanged."""
+        if self.anchor_path is None:
+            return
+        try:
+            anchored = Position.from_json(json.loads(self.anchor_path.read_bytes()))
+        except (OSError, ValueError):
+            return
+        if anchored is None:
+            return
+        problem = None
+        if self.position.lines < anchored.lines:
+            problem = (
+                f"it has {self.position.lines} complete line(s) but its head anchor "
+                f"records {anchored.lines}: it was truncated"
+            )
+        elif unrecovered is not None and unrecovered[0] <= anchored.lines:
+            problem = f"line {unrecovered[0]} was complete when anchored and is now unreadable"
+        elif self.position.lines == anchored.lines and self.position.head != anchored.head:
+            problem = f"line {anchored.lines} changed after it was written"
+        if problem:
+            raise JournalError(
+                f"{self.path}: {problem}; run `epistemic verify` before appending to it"
+            )
 
     def _take(self, body: bytes, unrecovered: tuple[int, int] | None) -> tuple[int, int] | None:
         """Follow one complete line; an unreadable one must be followed by a recovery record."""

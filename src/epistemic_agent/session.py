@@ -114,6 +114,7 @@ class Session:
         self._sandbox: Sandbox | None = None
         self._env: dict[str, str] | None = None
         self._scratch: Path | None = None
+        self._last_outcome: object = None
         self.layout = Layout(self.workspace)
         token = f"call-{os.getpid()}-{os.urandom(4).hex()}"
         self._capture = (self.layout.scratch / f"{token}.out", self.layout.scratch / f"{token}.err")
@@ -212,6 +213,8 @@ class Session:
                 return self._run_bash(seq, verdict, effect, on_output)
             return self._run_file_tool(seq, verdict)
         except BaseException:
+            if self._last_outcome == seq:  # recorded already; the caller's sink failed after
+                raise
             self._record(
                 {
                     "kind": "outcome",
@@ -258,6 +261,7 @@ class Session:
             capture=self._capture,
         )
         changes = observer.finish() if observer is not None else None
+        tampered = self.journal.restore_if_gone()
         limit = self.settings.output_limit
         stdout, stderr = bounded_text(done.stdout, limit), bounded_text(done.stderr, limit)
         sink_error: Exception | None = None
@@ -283,6 +287,15 @@ class Session:
         }
         if changes is not None:
             extra["observed"] = _capped(changes.to_json())
+        if tampered:
+            raised.append(
+                {
+                    "flag": "record-tampered",
+                    "message": "the command deleted or "
+                    "replaced .epistemic/journal.jsonl; it was restored from the open "
+                    "file, whole, before this outcome was recorded",
+                }
+            )
         if raised:
             extra["flags"] = raised
         self._record(outcome_record(seq, ok, outcome, done.duration, evidence, **extra))
@@ -374,6 +387,8 @@ class Session:
         return ref.to_json() if ref is not None else None
 
     def _record(self, record: Record) -> None:
+        if record.get("kind") == "outcome":
+            self._last_outcome = record.get("seq")
         with self.journal.locked():
             self.journal.append(record, durable=False)
             self._publish()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import Provider, ProviderError
+from .base import ModelSpecError, Provider, ProviderError
 
 PROVIDERS = ("openai", "anthropic", "replay")
 
@@ -19,7 +19,7 @@ def make_provider(
     """`openai:gpt-5.1`, `anthropic:claude-sonnet-4-5`, `replay:session.json`."""
     kind, sep, model = spec.partition(":")
     if not sep or not model:
-        raise ProviderError(
+        raise ModelSpecError(
             f"model {spec!r} must be PROVIDER:MODEL with PROVIDER one of "
             f"{', '.join(PROVIDERS)} (e.g. openai:gpt-5.1, replay:demo.json)"
         )
@@ -29,7 +29,7 @@ def make_provider(
         try:
             return ReplayProvider(Path(model))
         except ScriptError as error:
-            raise ProviderError(str(error)) from None
+            raise ModelSpecError(str(error)) from None
     if kind == "openai":
         from .openai_chat import OpenAIProvider
 
@@ -45,7 +45,7 @@ def make_provider(
             api_key_env=api_key_env or "ANTHROPIC_API_KEY",
             timeout=timeout,
         )
-    raise ProviderError(f"unknown provider {kind!r}; use one of {', '.join(PROVIDERS)}")
+    raise ModelSpecError(f"unknown provider {kind!r}; use one of {', '.join(PROVIDERS)}")
 
 
-__all__ = ["PROVIDERS", "Provider", "ProviderError", "make_provider"]
+__all__ = ["PROVIDERS", "ModelSpecError", "Provider", "ProviderError", "make_provider"]

@@ -78,6 +78,10 @@ class ProviderError(Exception):
         self.retry_after = retry_after
 
 
+class ModelSpecError(ProviderError):
+    """The model string or scripted session is malformed: the user's input, not the provider."""
+
+
 class Provider(Protocol):
     """A model behind the loop: given the system prompt and transcript, produce one turn."""
 
