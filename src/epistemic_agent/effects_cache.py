@@ -28,17 +28,22 @@ class EffectCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._entries: dict[str, Any] | None = None
+        self._effects: dict[str, Effect] = {}  # this process's classifications, as objects
         self._dirty = False
 
     def classify(self, command: str) -> Effect:
+        known = self._effects.get(command)
+        if known is not None:
+            return known
         entries = self._load()
         found = entries.get(command)
         if isinstance(found, dict):
             try:
-                return _effect(found)
+                known = self._effects[command] = _effect(found)
+                return known
             except (KeyError, TypeError, ValueError):
                 pass
-        effect = classify(command)
+        effect = self._effects[command] = classify(command)
         entries.pop(command, None)
         entries[command] = effect.to_json()
         self._dirty = True

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .structs import struct
-
 RECORD_DIR = ".epistemic"
 REPORT_NAME = "RATIONALE.md"
 PAGES_DIR = "report"
@@ -17,43 +15,23 @@ def is_protected(rel_path: str) -> bool:
     return first == RECORD_DIR or rel_path == REPORT_NAME
 
 
-@struct
 class Layout:
-    """The files of one workspace's record."""
+    """The files of one workspace's record (paths computed once: they are used on every call)."""
 
-    workspace: Path
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self.record = workspace / RECORD_DIR
+        self.journal = self.record / "journal.jsonl"
+        self.head = self.record / "head.json"
+        self.evidence = self.record / "evidence"
+        self.scratch = self.record / "tmp"
+        self.pages = self.record / PAGES_DIR
+        self.checkpoint = self.pages / "checkpoint.json"
+        self.report = workspace / REPORT_NAME
+        self.spare = self.record / "RATIONALE.md.previous"  # see fsutil.exchange_write
 
-    @property
-    def record(self) -> Path:
-        return self.workspace / RECORD_DIR
-
-    @property
-    def journal(self) -> Path:
-        return self.record / "journal.jsonl"
-
-    @property
-    def head(self) -> Path:
-        return self.record / "head.json"
-
-    @property
-    def evidence(self) -> Path:
-        return self.record / "evidence"
-
-    @property
-    def scratch(self) -> Path:
-        return self.record / "tmp"
-
-    @property
-    def pages(self) -> Path:
-        return self.record / PAGES_DIR
-
-    @property
-    def checkpoint(self) -> Path:
-        return self.pages / "checkpoint.json"
-
-    @property
-    def report(self) -> Path:
-        return self.workspace / REPORT_NAME
+    def __repr__(self) -> str:
+        return f"Layout({self.workspace!r})"
 
     @classmethod
     def find(cls, target: Path) -> Layout:

@@ -12,7 +12,7 @@ import json
 from collections import Counter
 
 from . import render
-from .fsutil import atomic_write
+from .fsutil import atomic_write, exchange_write
 from .history import History
 from .journal import JournalError, Position, Record, follow
 from .layout import PAGES_DIR, RECORD_DIR, Layout
@@ -198,7 +198,7 @@ class Report:
         for page in sorted(self._stale_pages):
             self._rerender_page(page, position)
         self._stale_pages.clear()
-        atomic_write(self.layout.report, _encode(self.render(position)))
+        exchange_write(self.layout.report, _encode(self.render(position)), self.layout.spare)
         if self._dead_page_due and len(self.totals.dead_ends) > DEAD_ENDS_SHOWN:
             items = [self._dead_end_text(seq) for seq in sorted(self.totals.dead_ends)]
             atomic_write(

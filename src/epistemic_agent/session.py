@@ -112,7 +112,7 @@ class Session:
             raise NotADirectoryError(f"workspace {self.workspace} is not a directory")
         self._closed = False
         self._sandbox: Sandbox | None = None
-        self._env: dict[str, str] | None = None
+        self._launches: dict[bool, tuple[Launch, str]] = {}
         self._scratch: Path | None = None
         self._last_outcome: object = None
         self.layout = Layout(self.workspace)
@@ -318,17 +318,22 @@ class Session:
 
     def _launch(self, call: Call) -> tuple[Launch, str]:
         """How to start this call: TMPDIR on the session's scratch folder, and for a
-        non-mutating act the workspace made read-only by the kernel where it can be."""
+        non-mutating act the workspace made read-only by the kernel where it can be.
+        Both are built once per session (the environment as the session found it)."""
+        enforced = not call.mutating and self.settings.enforce
+        cached = self._launches.get(enforced)
+        if cached is not None:
+            return cached
         scratch = self.scratch_dir()
-        if self._env is None:  # the environment as the session found it, plus TMPDIR
-            self._env = {**os.environ, "TMPDIR": str(scratch)}
-        env = self._env
-        if call.mutating or not self.settings.enforce:
-            return Launch(env=env), "none"
-        if self._sandbox is None:  # built once per session: its rules name every folder
+        env = {**os.environ, "TMPDIR": str(scratch)}
+        if not enforced:
+            made = Launch(env=env), "none"
+        else:  # the sandbox's rules name every folder beside the workspace's path
             self._sandbox = read_only_sandbox(self.workspace, writable=(scratch,))
-        sandbox = self._sandbox
-        return Launch(sandbox.argv_prefix, sandbox.child_setup, env), sandbox.name
+            sandbox = self._sandbox
+            made = Launch(sandbox.argv_prefix, sandbox.child_setup, env), sandbox.name
+        self._launches[enforced] = made
+        return made
 
     def scratch_dir(self) -> Path:
         """This session's scratch folder, outside the workspace: $TMPDIR for its commands."""
