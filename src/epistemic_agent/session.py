@@ -14,88 +14,25 @@ from . import __version__, consistency
 from .effects import Effect
 from .effects_cache import EffectCache
 from .enforce import Sandbox, read_only_sandbox
-from .evidence import DEFAULT_CAP, EvidenceStore
-from .executor import DEFAULT_TIMEOUT, Execution, Launch, bounded_text, run_shell
+from .evidence import EvidenceStore
+from .executor import Execution, Launch, bounded_text, run_shell
 from .filetools import precheck, run_file_tool
-from .gate import MIN_REASON, Call, GateConfig, Rejected, check
+from .gate import Call, GateConfig, Rejected, check
 from .journal import JournalWriter, Record
 from .layout import REPORT_NAME, Layout
 from .observe import DEFAULT_IGNORE, best_observer
 from .records import call_record, now, outcome_record, rejected_record
 from .report import Report
+from .results import CallResult, Settings
 from .structs import field, struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 
+__all__ = ["CallResult", "OutputSink", "Session", "Settings"]
+
 OutputSink = Callable[[Execution], None]
-
-
-@struct
-class Settings:
-    """Knobs of a session; the defaults suit an agent."""
-
-    timeout: float = DEFAULT_TIMEOUT
-    output_limit: int = 16_000
-    evidence_cap: int = DEFAULT_CAP
-    min_reason: int = MIN_REASON
-    enforce: bool = True  # run non-mutating acts with the workspace read-only, where possible
-    observe: bool = True  # record what each shell call changed in the workspace
-
-
-@struct(frozen=False)
-class CallResult:
-    """What one call came to. `status` is "ran" or "rejected"."""
-
-    status: str
-    seq: int
-    tool: str
-    act: str | None
-    rule: str | None = None
-    message: str | None = None
-    returncode: int | None = None
-    ok: bool = False
-    stdout: str = ""
-    stderr: str = ""
-    outcome: str = ""
-    duration: float = 0.0
-    timed_out: bool = False
-    flags: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """The CLI's `--json` contract (fields may be added, never removed)."""
-        return {
-            "status": self.status,
-            "rule": self.rule,
-            "message": self.message,
-            "returncode": self.returncode,
-            "stdout": self.stdout,
-            "stderr": self.stderr,
-            "seq": self.seq,
-            "tool": self.tool,
-            "act": self.act,
-            "ok": self.ok,
-            "outcome": self.outcome,
-            "duration": round(self.duration, 6),
-            "timed_out": self.timed_out,
-            "flags": list(self.flags),
-        }
-
-    def for_model(self) -> str:
-        """The tool result text a model sees."""
-        if self.status == "rejected":
-            return f"REJECTED {self.rule}: {self.message}"
-        if self.tool != "bash":
-            return self.stdout if self.ok else f"ERROR: {self.outcome}"
-        body: dict[str, Any] = {
-            "returncode": self.returncode,
-            "stdout": self.stdout,
-            "stderr": self.stderr,
-        }
-        if self.timed_out:
-            body["timed_out"] = True
-        return json.dumps(body, ensure_ascii=False)
 
 
 @struct(frozen=False)

@@ -1,0 +1,80 @@
+"""What a call came to (`CallResult`) and the knobs of a session (`Settings`)."""
+
+from __future__ import annotations
+
+import json
+
+from .evidence import DEFAULT_CAP
+from .executor import DEFAULT_TIMEOUT
+from .gate import MIN_REASON
+from .structs import struct
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
+
+
+@struct
+class Settings:
+    """Knobs of a session; the defaults suit an agent."""
+
+    timeout: float = DEFAULT_TIMEOUT
+    output_limit: int = 16_000
+    evidence_cap: int = DEFAULT_CAP
+    min_reason: int = MIN_REASON
+    enforce: bool = True  # run non-mutating acts with the workspace read-only, where possible
+    observe: bool = True  # record what each shell call changed in the workspace
+
+
+@struct(frozen=False)
+class CallResult:
+    """What one call came to. `status` is "ran" or "rejected"."""
+
+    status: str
+    seq: int
+    tool: str
+    act: str | None
+    rule: str | None = None
+    message: str | None = None
+    returncode: int | None = None
+    ok: bool = False
+    stdout: str = ""
+    stderr: str = ""
+    outcome: str = ""
+    duration: float = 0.0
+    timed_out: bool = False
+    flags: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's `--json` contract (fields may be added, never removed)."""
+        return {
+            "status": self.status,
+            "rule": self.rule,
+            "message": self.message,
+            "returncode": self.returncode,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "seq": self.seq,
+            "tool": self.tool,
+            "act": self.act,
+            "ok": self.ok,
+            "outcome": self.outcome,
+            "duration": round(self.duration, 6),
+            "timed_out": self.timed_out,
+            "flags": list(self.flags),
+        }
+
+    def for_model(self) -> str:
+        """The tool result text a model sees."""
+        if self.status == "rejected":
+            return f"REJECTED {self.rule}: {self.message}"
+        if self.tool != "bash":
+            return self.stdout if self.ok else f"ERROR: {self.outcome}"
+        body: dict[str, Any] = {
+            "returncode": self.returncode,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+        }
+        if self.timed_out:
+            body["timed_out"] = True
+        return json.dumps(body, ensure_ascii=False)
