@@ -780,7 +780,7 @@ def test_bash_calls_accepted_only_when_complete(command: str, act: str, reason: 
     elif act.strip().lower() not in ACT_NAMES:
         assert verdict.rule in ("type-missing", "type-unknown")
     else:
-        assert verdict.rule.startswith(("reason-", "hypothesis-"))
+        assert verdict.rule.startswith(("reason-", "hypothesis-", "observation-", "path-"))
 
 
 def _encodable(text: str) -> bool:
