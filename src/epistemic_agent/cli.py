@@ -54,12 +54,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:  # the record cannot be written: a file where a folder should be...
         print(f"epistemic: {error}", file=sys.stderr)
         return EXIT_RECORD
-    except Exception as error:  # journal errors: one line, never a traceback
+    except Exception as error:  # journal and policy errors: clear lines, never a traceback
         from .journal import JournalError
 
         if isinstance(error, JournalError):
             print(f"epistemic: {error}", file=sys.stderr)
             return EXIT_RECORD
+        if type(error).__name__ == "PolicyError":  # policy.py is imported only when used
+            for line in getattr(error, "errors", None) or [str(error)]:
+                print(f"epistemic: {line}", file=sys.stderr)
+            return EXIT_USAGE
         raise
 
 
@@ -393,6 +397,12 @@ def _register_effects(sub: Any) -> None:
     register(sub)
 
 
+def _register_policy(sub: Any) -> None:
+    from .cli_policy import register
+
+    register(sub)
+
+
 def _register_agent(sub: Any) -> None:
     from .cli_agent import register
 
@@ -413,6 +423,7 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "rules": _register_readers,
     "classify": _register_effects,
     "doctor": _register_effects,
+    "policy": _register_policy,
 }
 
 if __name__ == "__main__":

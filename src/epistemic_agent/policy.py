@@ -43,9 +43,17 @@ FACT_TYPES: dict[str, str] = {
     "reverts": "int",
     "rejections": "int",
 }
-_PYTHON_TYPES: dict[str, type] = {"string": str, "bool": bool, "int": int, "list": list, "map": dict}
-_WRAPPERS = frozenset("sudo doas env nice nohup time command exec stdbuf timeout".split())
-_WRAPPER_VALUE_OPTIONS = frozenset("-u -g -n -s -k".split())
+_PYTHON_TYPES: dict[str, type[Any]] = {
+    "string": str,
+    "bool": bool,
+    "int": int,
+    "list": list,
+    "map": dict,
+}
+_WRAPPERS = frozenset(
+    ["sudo", "doas", "env", "nice", "nohup", "time", "command", "exec", "stdbuf", "timeout"]
+)
+_WRAPPER_VALUE_OPTIONS = frozenset(["-u", "-g", "-n", "-s", "-k"])
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _WRAPPER_ARG = re.compile(r"-.*|\d+(\.\d+)?[smhd]?")
 _OPERATOR = re.compile(r"[();<>|&]+")
@@ -96,8 +104,8 @@ class Policy:
 
     def decide(self, facts: dict[str, Any]) -> Decision:
         """The first rule whose condition holds decides; else the default. Never raises."""
-        full = complete_facts(facts, classify=False)
         try:
+            full = complete_facts(facts, classify=False)
             subject = full if self.prepare is None else self.prepare(full)
         except Exception as error:
             return Decision("ask", None, f"the call's facts could not be checked ({error})")
@@ -212,7 +220,8 @@ def check_facts(partial: dict[str, Any]) -> str | None:
             return f"unknown fact {key!r} (the facts are {', '.join(FACT_TYPES)})"
         wanted = _PYTHON_TYPES[kind]
         if not isinstance(value, wanted) or (kind == "int" and isinstance(value, bool)):
-            return f"fact {key!r} must be {'an' if kind == 'int' else 'a'} {kind}, got {value!r}"
+            article = "an" if kind == "int" else "a"
+            return f"fact {key!r} must be {article} {kind}, got {short_repr(value)}"
         if kind == "list" and not all(isinstance(item, str) for item in value):
             return f"fact {key!r} must be a list of strings"
         if kind == "map" and not all(
@@ -222,8 +231,15 @@ def check_facts(partial: dict[str, Any]) -> str | None:
             return f"fact 'counts' maps act names ({', '.join(ACT_NAMES)}) to integers"
     for key, allowed in (("act", ACT_NAMES), ("effect", EFFECTS), ("tool", TOOL_NAMES)):
         if key in partial and partial[key] not in allowed:
-            return f"fact {key!r} must be one of {', '.join(allowed)}; got {partial[key]!r}"
+            return (
+                f"fact {key!r} must be one of {', '.join(allowed)}; got {short_repr(partial[key])}"
+            )
     return None
+
+
+def short_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def complete_facts(partial: dict[str, Any], classify: bool = True) -> dict[str, Any]:
@@ -232,7 +248,7 @@ def complete_facts(partial: dict[str, Any], classify: bool = True) -> dict[str, 
     and `effect_reasons` from the static effect analysis of a bash command), else defaulted."""
     facts = default_facts()
     facts.update(partial)
-    facts["counts"] = {**facts["counts"], **partial.get("counts", {})}
+    facts["counts"] = {**dict.fromkeys(ACT_NAMES, 0), **partial.get("counts", {})}
     tool, command = facts["tool"], facts["command"]
     if "act" not in partial and tool in FILE_TOOL_ACTS:
         facts["act"] = FILE_TOOL_ACTS[tool]
