@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from .cliargs import command_option, command_text, command_words, workspace_option
 from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -113,16 +114,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _workspace_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-C",
-        dest="directory",
-        default=".",
-        metavar="DIR",
-        help="the workspace (default: the current directory)",
-    )
-
-
 def _register_exec(sub: Any) -> None:
     p = sub.add_parser(
         "exec",
@@ -132,7 +123,7 @@ def _register_exec(sub: Any) -> None:
     )
     p.add_argument("--type", dest="act", help="the act type (see `epistemic types`)")
     p.add_argument("--reason", help="why this act, now")
-    _workspace_option(p)
+    workspace_option(p)
     p.add_argument(
         "--timeout",
         type=float,
@@ -140,12 +131,7 @@ def _register_exec(sub: Any) -> None:
         help="seconds before the command's process group is killed (default 120)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument(
-        "words",
-        nargs=argparse.REMAINDER,
-        metavar="-- COMMAND...",
-        help="one argument is a shell command line; several are quoted as argv",
-    )
+    command_option(p)
     p.set_defaults(handler=_cmd_exec)
 
 
@@ -158,7 +144,7 @@ def _register_tool(sub: Any) -> None:
     )
     p.add_argument("name", help="the tool name")
     p.add_argument("--args", required=True, metavar="JSON", help="the arguments object")
-    _workspace_option(p)
+    workspace_option(p)
     p.add_argument("--timeout", type=float, metavar="S")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_cmd_tool)
@@ -203,14 +189,10 @@ def _open_session(args: argparse.Namespace) -> Any:
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:
-    import shlex
-
-    words = list(args.words)
-    if words and words[0] == "--":
-        words = words[1:]
+    words = command_words(args.words)
     payload: dict[str, Any] = {}
     if words:
-        payload["command"] = words[0] if len(words) == 1 else shlex.join(words)
+        payload["command"] = command_text(words)
     for key, value in (("type", args.act), ("reason", args.reason)):
         if value is not None:
             payload[key] = value

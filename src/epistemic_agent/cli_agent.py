@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from .cliargs import workspace_option
 from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -58,13 +59,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         help="PROVIDER:MODEL, e.g. openai:gpt-5.1, "
         "anthropic:claude-sonnet-4-5, replay:session.json (default: $EPISTEMIC_MODEL)",
     )
-    p.add_argument(
-        "-C",
-        dest="directory",
-        default=".",
-        metavar="DIR",
-        help="the workspace (default: the current directory)",
-    )
+    workspace_option(p)
     p.add_argument(
         "--max-steps",
         type=int,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 
+from .cliargs import command_option, command_text, command_words, workspace_option
 from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -26,22 +26,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--batch", action="store_true", help="JSON Lines in, JSON Lines out")
-    p.add_argument(
-        "words",
-        nargs=argparse.REMAINDER,
-        metavar="-- COMMAND...",
-        help="one argument is a shell command line; several are quoted as argv",
-    )
+    command_option(p)
     p.set_defaults(handler=_cmd_classify)
     p = sub.add_parser("doctor", help="what this machine can enforce and observe")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument(
-        "-C",
-        dest="directory",
-        default=".",
-        metavar="DIR",
-        help="the workspace to check observation for (default: .)",
-    )
+    workspace_option(p, "the workspace to check observation for (default: .)")
     p.set_defaults(handler=_cmd_doctor)
 
 
@@ -50,12 +39,10 @@ def _cmd_classify(args: argparse.Namespace) -> int:
 
     if args.batch:
         return _classify_batch(classify)
-    words = list(args.words)
-    if words and words[0] == "--":
-        words = words[1:]
+    words = command_words(args.words)
     if not words:
         raise UsageError("give a command after --, or use --batch")
-    command = words[0] if len(words) == 1 else shlex.join(words)
+    command = command_text(words)
     effect = classify(command)
     if args.json:
         print(json.dumps({"command": command, **effect.to_json()}, ensure_ascii=False))

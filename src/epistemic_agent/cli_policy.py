@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 import json
 import posixpath
-import shlex
 import sys
 from pathlib import Path
 
+from .cliargs import command_option, command_text, command_words, workspace_option
 from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 EXIT_FAULTS = 1
 EXIT_NO_POLICY = 2
+
+
+_WORKSPACE_HELP = "the workspace whose epistemic.toml is read (default: the current directory)"
 
 
 def register(sub: Any) -> None:
@@ -38,7 +41,9 @@ def register(sub: Any) -> None:
         "else one `file:line: problem` per line on stderr (exit 1); exit 2 when there is no file.",
     )
     p.add_argument("file", nargs="?", metavar="FILE", help="the policy file")
-    _workspace_option(p)
+    workspace_option(
+        p, "the workspace whose epistemic.toml is read (default: the current directory)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_cmd_check)
     p = inner.add_parser(
@@ -53,7 +58,9 @@ def register(sub: Any) -> None:
     source.add_argument(
         "--preset", metavar="NAME", help="approve-mutating, approve-none, read-only"
     )
-    _workspace_option(p)
+    workspace_option(
+        p, "the workspace whose epistemic.toml is read (default: the current directory)"
+    )
     p.add_argument("--type", dest="act", metavar="T", help="the act type (file tools: implied)")
     p.add_argument("--reason", default="", metavar="R", help="the call's reason")
     p.add_argument("--tool", default="bash", metavar="NAME", help="the tool (default: bash)")
@@ -70,23 +77,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--json", action="store_true", help='print {"rule","decision","message","facts"}'
     )
-    p.add_argument(
-        "words",
-        nargs=argparse.REMAINDER,
-        metavar="-- COMMAND...",
-        help="one argument is a shell command line; several are quoted as argv",
-    )
+    command_option(p)
     p.set_defaults(handler=_cmd_explain)
-
-
-def _workspace_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-C",
-        dest="directory",
-        default=".",
-        metavar="DIR",
-        help="the workspace whose epistemic.toml is read (default: the current directory)",
-    )
 
 
 def _policy_path(file: str | None, directory: str) -> Path | None:
@@ -192,9 +184,7 @@ def _call_facts(args: argparse.Namespace) -> dict[str, Any]:
     from .tools import TOOL_NAMES
     from .vocabulary import ACT_NAMES, FILE_TOOL_ACTS, normalise_act
 
-    words = list(args.words)
-    if words and words[0] == "--":
-        words = words[1:]
+    words = command_words(args.words)
     if args.tool not in TOOL_NAMES:
         raise UsageError(f"unknown tool {args.tool!r}; the tools are {', '.join(TOOL_NAMES)}")
     act = normalise_act(args.act) if args.act is not None else FILE_TOOL_ACTS.get(args.tool)
@@ -210,7 +200,7 @@ def _call_facts(args: argparse.Namespace) -> dict[str, Any]:
     facts.update(seq=args.seq, reverts=args.reverts, rejections=args.rejections)
     facts["counts"] = _counts(args.count, ACT_NAMES)
     if args.tool == "bash":
-        facts["command"] = words[0] if len(words) == 1 else shlex.join(words)
+        facts["command"] = command_text(words)
         return facts
     if len(words) != 1:
         raise UsageError(f"{args.tool} takes one path")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from ..tools import anthropic_tools
@@ -15,10 +14,10 @@ from .base import (
     Turn,
     Usage,
     UserMessage,
-    http_error,
+    api_key,
+    call_sdk,
 )
 from .base import ToolCall as Call
-from .openai_chat import _detail, _retry_after
 
 MAX_TOKENS = 8192
 
@@ -36,45 +35,27 @@ class AnthropicProvider:
     ) -> None:
         import anthropic
 
-        key = os.environ.get(api_key_env)
-        if not key and base_url is None:
-            raise ProviderError(
-                f"{api_key_env} is not set: export your Anthropic API key, or "
-                "name another variable with --api-key-env"
-            )
+        key, self.key_hint = api_key(api_key_env, base_url, "Anthropic")
         self.model = model
-        self.key_hint = f"from ${api_key_env}" if key else f"${api_key_env} is not set"
         self.client = anthropic.Anthropic(
             api_key=key or "not-set", base_url=base_url, timeout=timeout, max_retries=0
         )
-        self._errors = anthropic
+        self._sdk = anthropic
 
     def complete(self, system: str, messages: list[Message]) -> Turn:
         request: Any = to_anthropic(messages)
         tools: Any = anthropic_tools()
-        try:
-            response = self.client.messages.create(
+        response = call_sdk(
+            self._sdk,
+            self.key_hint,
+            lambda: self.client.messages.create(
                 model=self.model,
                 max_tokens=MAX_TOKENS,
                 system=system,
                 messages=request,
                 tools=tools,
-            )
-        except self._errors.APIStatusError as error:
-            raise http_error(
-                error.status_code,
-                _detail(error),
-                self.key_hint,
-                _retry_after(error.response.headers),
-            ) from None
-        except self._errors.APITimeoutError:
-            raise ProviderError("the model server did not answer in time", retryable=True) from None
-        except self._errors.APIConnectionError as error:
-            raise ProviderError(f"cannot reach the model server: {error}", retryable=True) from None
-        except (ValueError, TypeError) as error:  # a 200 whose body is not the API's JSON
-            raise ProviderError(
-                f"the model server's answer could not be read: {error}", retryable=True
-            ) from None
+            ),
+        )
         return from_anthropic(response)
 
 

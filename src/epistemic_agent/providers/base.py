@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..structs import field, struct
@@ -107,3 +109,48 @@ def http_error(
         retryable=retryable,
         retry_after=retry_after,
     )
+
+
+def api_key(env: str, base_url: str | None, vendor: str) -> tuple[str | None, str]:
+    """The key from its environment variable, and how to name it in an error message."""
+    key = os.environ.get(env)
+    if not key and base_url is None:
+        raise ProviderError(
+            f"{env} is not set: export your {vendor} API key, or name another "
+            "variable with --api-key-env"
+        )
+    return key, (f"from ${env}" if key else f"${env} is not set")
+
+
+def call_sdk(sdk: Any, key_hint: str, request: Callable[[], Any]) -> Any:
+    """Run one SDK request; map its errors (the openai and anthropic SDKs share their names)."""
+    try:
+        return request()
+    except sdk.APIStatusError as error:
+        raise http_error(
+            error.status_code, _detail(error), key_hint, _retry_after(error.response.headers)
+        ) from None
+    except sdk.APITimeoutError:
+        raise ProviderError("the model server did not answer in time", retryable=True) from None
+    except sdk.APIConnectionError as error:
+        raise ProviderError(f"cannot reach the model server: {error}", retryable=True) from None
+    except (ValueError, TypeError) as error:  # a 200 whose body is not the API's JSON
+        raise ProviderError(
+            f"the model server's answer could not be read: {error}", retryable=True
+        ) from None
+
+
+def _detail(error: Any) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(getattr(error, "message", error))
+
+
+def _retry_after(headers: Any) -> float | None:
+    try:
+        return float(headers.get("retry-after"))
+    except (TypeError, ValueError):
+        return None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from ..tools import openai_tools
@@ -16,7 +15,8 @@ from .base import (
     Turn,
     Usage,
     UserMessage,
-    http_error,
+    api_key,
+    call_sdk,
 )
 
 
@@ -35,41 +35,23 @@ class OpenAIProvider:
     ) -> None:
         import openai
 
-        key = os.environ.get(api_key_env)
-        if not key and base_url is None:
-            raise ProviderError(
-                f"{api_key_env} is not set: export your OpenAI API key, or "
-                "name another variable with --api-key-env"
-            )
+        key, self.key_hint = api_key(api_key_env, base_url, "OpenAI")
         self.model = model
-        self.key_hint = f"from ${api_key_env}" if key else f"${api_key_env} is not set"
         self.client = openai.OpenAI(
             api_key=key or "not-set", base_url=base_url, timeout=timeout, max_retries=0
         )
-        self._errors = openai
+        self._sdk = openai
 
     def complete(self, system: str, messages: list[Message]) -> Turn:
         request: Any = [{"role": "system", "content": system}, *to_openai(messages)]
         tools: Any = openai_tools()
-        try:
-            response = self.client.chat.completions.create(
+        response = call_sdk(
+            self._sdk,
+            self.key_hint,
+            lambda: self.client.chat.completions.create(
                 model=self.model, messages=request, tools=tools
-            )
-        except self._errors.APIStatusError as error:
-            raise http_error(
-                error.status_code,
-                _detail(error),
-                self.key_hint,
-                _retry_after(error.response.headers),
-            ) from None
-        except self._errors.APITimeoutError:
-            raise ProviderError("the model server did not answer in time", retryable=True) from None
-        except self._errors.APIConnectionError as error:
-            raise ProviderError(f"cannot reach the model server: {error}", retryable=True) from None
-        except (ValueError, TypeError) as error:  # a 200 whose body is not the API's JSON
-            raise ProviderError(
-                f"the model server's answer could not be read: {error}", retryable=True
-            ) from None
+            ),
+        )
         return from_openai(response)
 
 
@@ -128,19 +110,3 @@ def from_openai(response: Any) -> Turn:
         ),
         choice.finish_reason,
     )
-
-
-def _detail(error: Any) -> str:
-    body = getattr(error, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-    return str(getattr(error, "message", error))
-
-
-def _retry_after(headers: Any) -> float | None:
-    try:
-        return float(headers.get("retry-after"))
-    except (TypeError, ValueError):
-        return None
