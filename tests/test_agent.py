@@ -1262,3 +1262,22 @@ def test_tool_formats_carry_the_same_schemas() -> None:
         assert o["function"]["parameters"] == a["input_schema"]
         assert a["input_schema"]["additionalProperties"] is False
         assert "reason" in a["input_schema"]["required"]
+
+
+def test_live_events_show_a_spinner_during_model_calls_on_a_terminal() -> None:
+    import io
+
+    from rich.console import Console
+
+    from epistemic_agent.frontend import LiveEvents
+    from epistemic_agent.providers.base import Turn
+
+    events = LiveEvents(io.StringIO())
+    events.console = Console(file=io.StringIO(), force_terminal=True)
+    events.model_started(1)
+    assert events._status is not None  # the spinner runs while the model thinks
+    events.model_finished(1, Turn("done"), 0.1)
+    assert events._status is None
+    plain = LiveEvents(io.StringIO())  # not a terminal: no spinner, lines only
+    plain.model_started(1)
+    assert plain._status is None

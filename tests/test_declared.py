@@ -880,3 +880,15 @@ def test_a_writer_refuses_a_journal_cut_below_its_anchor(ws: Path) -> None:
     journal.write_bytes(b"".join(lines[:-1]) + lines[-1][:40] + b"\n")
     with pytest.raises(JournalError, match="now unreadable"):
         Session(ws)
+
+
+def test_observation_noise_is_configurable_but_the_record_is_always_ignored(ws: Path) -> None:
+    settings = Settings(ignore=("build",))
+    with Session(ws, settings) as session:
+        result = session.bash(
+            "mkdir -p build __pycache__ && touch build/a __pycache__/b kept.txt",
+            "change-state",
+            CHANGE,
+        )
+    observed = outcome(ws, result.seq)["observed"]
+    assert observed["created"] == ["__pycache__", "__pycache__/b", "kept.txt"]

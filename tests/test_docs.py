@@ -49,3 +49,16 @@ def test_every_record_kind_is_documented() -> None:
 def test_every_rule_has_a_description() -> None:
     assert all(isinstance(text, str) and len(text) > 10 for text in RULES.values())
     assert all(re.fullmatch(r"[a-z]+(-[a-z]+)*", rule) for rule in RULES)
+
+
+def test_readme_python_example_runs(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Python API", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.S)
+    assert block is not None
+    code = block.group(1).replace('"path/to/repo"', repr(str(tmp_path)))
+    code = code.replace('"pytest -q"', '"true"')  # no test suite in an empty workspace
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert (tmp_path / ".epistemic" / "journal.jsonl").is_file()
+    assert "### 1. `verify` · ok" in (tmp_path / "RATIONALE.md").read_text()

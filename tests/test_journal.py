@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -687,3 +688,34 @@ def test_event_fields_cannot_forge_chain_fields(tmp_path: Path) -> None:
         session.bash("echo after", "collect-info", REASON)
     assert_chain(raw_lines(tmp_path))
     assert_intact(tmp_path, notes=[])
+
+
+def test_header_records_who_where_when_and_the_git_head(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "base",
+        ],
+        cwd=tmp_path,
+        check=True,
+    )
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    with Session(tmp_path):
+        pass
+    header = json.loads(raw_lines(tmp_path)[0])
+    assert header["kind"] == "session"
+    assert header["git_head"] == head
+    assert header["user"] and isinstance(header["user"], str)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", header["started"])
+    assert abs(header["started_epoch"] - time.time()) < 60

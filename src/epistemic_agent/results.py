@@ -7,6 +7,7 @@ import json
 from .evidence import DEFAULT_CAP
 from .executor import DEFAULT_TIMEOUT
 from .gate import MIN_REASON
+from .observe import DEFAULT_IGNORE
 from .structs import struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -24,6 +25,7 @@ class Settings:
     min_reason: int = MIN_REASON
     enforce: bool = True  # run non-mutating acts with the workspace read-only, where possible
     observe: bool = True  # record what each shell call changed in the workspace
+    ignore: tuple[str, ...] = DEFAULT_IGNORE  # path components observation treats as noise
 
 
 @struct(frozen=False)

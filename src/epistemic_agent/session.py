@@ -19,8 +19,8 @@ from .executor import Execution, Launch, bounded_text, run_shell
 from .filetools import precheck, run_file_tool
 from .gate import Call, GateConfig, Rejected, check
 from .journal import JournalWriter, Record
-from .layout import REPORT_NAME, Layout
-from .observe import DEFAULT_IGNORE, best_observer
+from .layout import RECORD_DIR, REPORT_NAME, Layout
+from .observe import best_observer
 from .records import call_record, now, outcome_record, rejected_record
 from .report import Report
 from .results import CallResult, Settings
@@ -185,7 +185,8 @@ class Session:
     ) -> CallResult:
         assert call.command is not None
         launch, enforcement = self._launch(call)
-        observer = best_observer(self.workspace, IGNORED) if self.settings.observe else None
+        ignored = (*self.settings.ignore, RECORD_DIR, REPORT_NAME)  # the record: always
+        observer = best_observer(self.workspace, ignored) if self.settings.observe else None
         if observer is not None:
             observer.start()
         done = run_shell(
@@ -365,8 +366,6 @@ class Session:
 
 
 OBSERVED_CAP = 200
-#: Noise observation ignores: caches, version control internals, and the record itself.
-IGNORED = (*DEFAULT_IGNORE, REPORT_NAME)
 
 
 def _temp(workspace: Path) -> str:
