@@ -62,3 +62,23 @@ def test_readme_python_example_runs(tmp_path: Path) -> None:
     exec(compile(code, "README.md", "exec"), namespace)
     assert (tmp_path / ".epistemic" / "journal.jsonl").is_file()
     assert "### 1. `verify` · ok" in (tmp_path / "RATIONALE.md").read_text()
+
+
+def test_readme_regulated_team_policy_is_ten_lines_and_works(tmp_path: Path) -> None:
+    from epistemic_agent.policy import call_facts, load_policy
+
+    section = (ROOT / "README.md").read_text().split("## Policies and approval", 1)[1]
+    block = re.search(r"```toml\n(.*?)```", section, re.S)
+    assert block is not None and len(block.group(1).splitlines()) == 10
+    path = tmp_path / "epistemic.toml"
+    path.write_text(block.group(1))
+    policy = load_policy(path)
+    assert policy.approval_timeout == 900 and policy.hooks[0].on == (
+        "first-revert",
+        "denial",
+        "flag",
+    )
+    facts = call_facts("bash", "setup", True, "pip install x", "r", [], "mutating", 1, {}, 0, 0)
+    assert policy.decide(facts).decision == "ask"
+    facts = call_facts("bash", "cleanup", True, "rm -f x", "r", [], "mutating", 1, {}, 0, 0)
+    assert policy.decide(facts).decision == "allow"

@@ -363,7 +363,10 @@ def test_conditions_that_are_fine(tmp_path: Path) -> None:
         ('default = "maybe"', ["1: unknown default 'maybe' (allow, deny or ask)"]),
         (
             'default = "allow"\ncolour = "red"',
-            ["2: unknown top-level key 'colour' (a policy has default, default_message, rule)"],
+            [
+                "2: unknown top-level key 'colour' (a policy has default, default_message, "
+                "rule, approval, secrets, hook)"
+            ],
         ),
         ('default = "allow"\n[rule]\nid = "x"', ["2: `rule` must be an array of tables: [[rule]]"]),
         ('default = "allow"\nrule = [1]', ["2: rule #1 is not a table; write it as [[rule]]"]),

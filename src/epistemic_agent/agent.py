@@ -150,9 +150,10 @@ class Agent:
                 continue
             result = self._dispatch(original, call)
             self.events.call_finished(step, result, _command_of(call))
-            failed = result.status == "rejected" or not result.ok
+            refused = result.status in ("rejected", "denied")
+            failed = refused or not result.ok
             results.append(ToolResult(str(call.id), result.for_model(), failed))
-            rejections = rejections + 1 if result.status == "rejected" else 0
+            rejections = rejections + 1 if refused else 0
         self.messages.append(AssistantMessage(turn.text, calls))
         self.messages.append(ToolResults(tuple(results)))
         return rejections

@@ -9,7 +9,14 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .cliargs import command_option, command_text, command_words, workspace_option
+from .cliargs import (
+    chosen_policy,
+    command_option,
+    command_text,
+    command_words,
+    policy_options,
+    workspace_option,
+)
 from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -118,8 +125,8 @@ def _register_exec(sub: Any) -> None:
     p = sub.add_parser(
         "exec",
         help="run one gated shell act",
-        description="Run one shell command through the gate, journal and report. "
-        "Exits with the command's status; 2 when rejected; 124 on timeout.",
+        description="Run one shell command through the gate, policy, journal and report. "
+        "Exits with the command's status; 2 when rejected or denied; 124 on timeout.",
     )
     p.add_argument("--type", dest="act", help="the act type (see `epistemic types`)")
     p.add_argument("--reason", help="why this act, now")
@@ -131,6 +138,7 @@ def _register_exec(sub: Any) -> None:
         help="seconds before the command's process group is killed (default 120)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    policy_options(p)
     command_option(p)
     p.set_defaults(handler=_cmd_exec)
 
@@ -147,6 +155,7 @@ def _register_tool(sub: Any) -> None:
     workspace_option(p)
     p.add_argument("--timeout", type=float, metavar="S")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    policy_options(p)
     p.set_defaults(handler=_cmd_tool)
 
 
@@ -184,8 +193,13 @@ def _open_session(args: argparse.Namespace) -> Any:
     timeout = getattr(args, "timeout", None)
     if timeout is not None and not timeout > 0:
         raise UsageError("--timeout must be a positive number of seconds")
-    settings = Settings() if timeout is None else Settings(timeout=timeout)
-    return Session(directory, settings)
+    waits = getattr(args, "approval_timeout", None)
+    if waits is not None and not waits > 0:
+        raise UsageError("--approval-timeout must be a positive number of seconds")
+    settings = Settings(approval_timeout=waits)
+    if timeout is not None:
+        settings = Settings(timeout=timeout, approval_timeout=waits)
+    return Session(directory, settings, policy=chosen_policy(args))
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:
@@ -255,8 +269,8 @@ def _silence(stream: Any) -> None:
 def _print_result(args: argparse.Namespace, result: Any, streamed: bool) -> int:
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
-    elif result.status == "rejected":
-        print(f"REJECTED {result.rule}: {result.message}", file=sys.stderr)
+    elif result.status in ("rejected", "denied"):
+        print(result.for_model(), file=sys.stderr)
     elif not streamed:
         text = result.stdout if result.ok else result.outcome
         print(
@@ -264,7 +278,7 @@ def _print_result(args: argparse.Namespace, result: Any, streamed: bool) -> int:
             end="" if text.endswith("\n") else "\n",
             file=sys.stdout if result.ok else sys.stderr,
         )
-    if result.status == "rejected":
+    if result.status in ("rejected", "denied"):
         return EXIT_REJECTED
     if result.timed_out:
         if streamed:
@@ -385,6 +399,12 @@ def _register_policy(sub: Any) -> None:
     register(sub)
 
 
+def _register_approval(sub: Any) -> None:
+    from .cli_approval import register
+
+    register(sub)
+
+
 def _register_agent(sub: Any) -> None:
     from .cli_agent import register
 
@@ -406,6 +426,9 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "classify": _register_effects,
     "doctor": _register_effects,
     "policy": _register_policy,
+    "pending": _register_approval,
+    "approve": _register_approval,
+    "deny": _register_approval,
 }
 
 if __name__ == "__main__":

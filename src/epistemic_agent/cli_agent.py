@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from .cliargs import workspace_option
+from .cliargs import chosen_policy, policy_options, workspace_option
 from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -92,10 +92,12 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="seconds to wait for one model request before retrying it (default 600)",
     )
+    policy_options(p)
 
 
 def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any]:
     from .agent import Agent, AgentConfig
+    from .guard import workspace_policy
     from .providers import make_provider
     from .session import Session, Settings
 
@@ -105,18 +107,23 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
             "name a model with --model or $EPISTEMIC_MODEL, e.g. openai:gpt-5.1, "
             "anthropic:claude-sonnet-4-5, or replay:FILE for a scripted session"
         )
-    if min(args.max_steps, args.max_rejections, args.timeout, args.request_timeout) <= 0:
+    waits = args.approval_timeout
+    limits = (args.max_steps, args.max_rejections, args.timeout, args.request_timeout, waits or 1)
+    if min(limits) <= 0:
         raise UsageError("--max-steps, --max-rejections and the timeouts must be positive")
     directory = Path(args.directory)
     if not directory.is_dir():
         raise UsageError(f"workspace {directory} is not a directory")
+    # the policy first: a broken one stops the run before anything happens
+    policy = chosen_policy(args) or workspace_policy(directory.resolve())
     provider = make_provider(
         spec,
         base_url=args.base_url,
         api_key_env=args.api_key_env,
         timeout=args.request_timeout,
     )
-    session = Session(directory, Settings(timeout=args.timeout), header={"model": spec, **header})
+    settings = Settings(timeout=args.timeout, approval_timeout=waits)
+    session = Session(directory, settings, header={"model": spec, **header}, policy=policy)
     if not session.created:
         session.event("run", model=spec, **header)
     config = AgentConfig(max_steps=args.max_steps, max_rejections=args.max_rejections)

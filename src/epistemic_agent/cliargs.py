@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from .policy import Policy
+
 COMMAND_HELP = "one argument is a shell command line; several are quoted as argv"
 
 
@@ -35,3 +39,41 @@ def command_text(words: list[str]) -> str:
     import shlex
 
     return shlex.join(words)
+
+
+def policy_options(parser: argparse.ArgumentParser) -> None:
+    """--policy FILE, --approve mutating|none, --read-only; --approval-timeout."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="the policy to apply (default: the workspace's epistemic.toml, if any)",
+    )
+    group.add_argument(
+        "--approve",
+        choices=("mutating", "none"),
+        help="a preset instead of a file: ask a human for every mutating act, or for none",
+    )
+    group.add_argument("--read-only", action="store_true", help="a preset: deny every mutating act")
+    parser.add_argument(
+        "--approval-timeout",
+        type=float,
+        metavar="S",
+        help="seconds an approval request waits before it is denied (default: the "
+        "policy's [approval] timeout, else 600)",
+    )
+
+
+def chosen_policy(args: argparse.Namespace) -> Policy | None:
+    """The policy the options name (None: the workspace's own); PolicyError when it is bad."""
+    from pathlib import Path
+
+    from .policy import load_policy, preset
+
+    if getattr(args, "policy", None):
+        return load_policy(Path(args.policy))
+    if getattr(args, "read_only", False):
+        return preset("read-only")
+    if getattr(args, "approve", None):
+        return preset(f"approve-{args.approve}")
+    return None

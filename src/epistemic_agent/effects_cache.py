@@ -19,14 +19,16 @@ LIMIT = 2000  # entries kept; the oldest go first
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
 class EffectCache:
     """`classify`, remembered in one small JSON file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, keep: Callable[[str], bool] | None = None) -> None:
         self.path = path
+        self.keep = keep  # which commands may be written down (not those holding a secret)
         self._entries: dict[str, Any] | None = None
         self._effects: dict[str, Effect] = {}  # this process's classifications, as objects
         self._dirty = False
@@ -44,6 +46,8 @@ class EffectCache:
             except (KeyError, TypeError, ValueError):
                 pass
         effect = self._effects[command] = classify(command)
+        if self.keep is not None and not self.keep(command):
+            return effect
         entries.pop(command, None)
         entries[command] = effect.to_json()
         self._dirty = True

@@ -31,7 +31,7 @@ class LiveEvents:
             self._status = None
 
     def call_finished(self, step: int, result: CallResult, command: str) -> None:
-        status = "ran" if result.status == "ran" else f"rejected {result.rule}"
+        status = "ran" if result.status == "ran" else f"{result.status} {result.rule}"
         if result.status == "ran" and not result.ok:
             status = "ran, failed"
         act = result.act or "-"
@@ -42,7 +42,7 @@ class LiveEvents:
             flat = f"{result.tool} {flat}".strip()
         if len(flat) > width:
             flat = flat[: width - 1] + "…"
-        colour = "green" if result.ok else ("red" if result.status == "rejected" else "yellow")
+        colour = "green" if result.ok else ("red" if result.status != "ran" else "yellow")
         from rich.text import Text  # plain text: a command's brackets are not markup
 
         self.console.print(Text(head, style=colour) + Text(flat), soft_wrap=True)

@@ -25,6 +25,7 @@ class Layout:
         self.head = self.record / "head.json"
         self.evidence = self.record / "evidence"
         self.scratch = self.record / "tmp"
+        self.pending = self.record / "pending"  # approval requests and answers (approval.py)
         self.pages = self.record / PAGES_DIR
         self.checkpoint = self.pages / "checkpoint.json"
         self.report = workspace / REPORT_NAME

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from .alerts import Hook
+
 DECISIONS = ("allow", "deny", "ask")
 POLICY_NAME = "epistemic.toml"
 EFFECTS = ("read-only", "mutating", "unknown")
@@ -54,9 +56,10 @@ _WRAPPERS = frozenset(
     ["sudo", "doas", "env", "nice", "nohup", "time", "command", "exec", "stdbuf", "timeout"]
 )
 _WRAPPER_VALUE_OPTIONS = frozenset(["-u", "-g", "-n", "-s", "-k"])
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_WRAPPER_ARG = re.compile(r"-.*|\d+(\.\d+)?[smhd]?")
-_OPERATOR = re.compile(r"[();<>|&]+")
+# patterns, compiled on first use (re caches them): compiling costs start-up time
+_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*="
+_WRAPPER_ARG = r"-.*|\d+(\.\d+)?[smhd]?"
+_OPERATOR = r"[();<>|&]+"
 
 
 class PolicyError(Exception):
@@ -101,6 +104,11 @@ class Policy:
     default: str
     default_message: str = ""
     prepare: Callable[[dict[str, Any]], Any] = field(default=None, compare=False)
+    hooks: tuple[Hook, ...] = ()  # alerts on events: see alerts.py
+    secret_patterns: tuple[str, ...] = ()  # regular expressions scrubbed from the record
+    secret_names: tuple[str, ...] = ()  # environment variables whose values are scrubbed
+    approval_timeout: float | None = None  # seconds an `ask` waits before it is denied
+    approval_channel: str | None = None  # auto, terminal or file
 
     def decide(self, facts: dict[str, Any]) -> Decision:
         """The first rule whose condition holds decides; else the default. Never raises."""
@@ -197,12 +205,12 @@ def first_program(command: str) -> str:
     for index, word in enumerate(words):
         if word in ("(", "((", "{", "!"):
             continue
-        if _OPERATOR.fullmatch(word):
+        if re.fullmatch(_OPERATOR, word):
             break
         after_value_option = wrapped and index > 0 and words[index - 1] in _WRAPPER_VALUE_OPTIONS
-        if _ASSIGNMENT.match(word) or after_value_option:
+        if re.match(_ASSIGNMENT, word) or after_value_option:
             continue
-        if wrapped and _WRAPPER_ARG.fullmatch(word):
+        if wrapped and re.fullmatch(_WRAPPER_ARG, word):
             continue
         name = word.rstrip("/").rsplit("/", 1)[-1]
         if name in _WRAPPERS:

@@ -20,7 +20,7 @@ MAX_BYTES = 256 << 10
 MAX_CONDITIONS = 64 << 10  # characters of CEL in all: checking costs ~50 us each
 MAX_EXAMPLES = 1000
 MAX_ERRORS = 50
-TOP_KEYS = ("default", "default_message", "rule")
+TOP_KEYS = ("default", "default_message", "rule", "approval", "secrets", "hook")
 RULE_KEYS = ("id", "when", "decision", "message", "example", "examples_match", "examples_no_match")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
 _HEADER = re.compile(r"\s*(\[\[?)\s*([^\]]*?)\s*\]")
@@ -60,6 +60,8 @@ class Spots:
         self.top: dict[str, int] = {}
         self.rules: list[dict[str, int]] = []
         self.examples: dict[tuple[int, int], dict[str, int]] = {}
+        self.hooks: list[dict[str, int]] = []
+        self.tables: dict[str, dict[str, int]] = {}
         self.lines = text.count("\n") + 1
         context: dict[str, int] | None = self.top
         open_string: str | None = None
@@ -93,11 +95,24 @@ class Spots:
             count = sum(1 for rule, _ in self.examples if rule == index)
             self.examples[index, count] = {"": number}
             return self.examples[index, count]
+        if brackets == "[[" and name == "hook":
+            self.hooks.append({"": number})
+            return self.hooks[-1]
+        if brackets == "[" and name in ("approval", "secrets"):
+            return self.tables.setdefault(name, {"": number})
         return None
 
     def rule(self, index: int, key: str = "") -> int:
         spots = self.rules[index] if index < len(self.rules) else {}
         return spots.get(key) or spots.get("") or self.top.get("rule", 1)
+
+    def hook(self, index: int, key: str = "") -> int:
+        spots = self.hooks[index] if index < len(self.hooks) else {}
+        return spots.get(key) or spots.get("") or self.top.get("hook", 1)
+
+    def table(self, name: str, key: str = "") -> int:
+        spots = self.tables.get(name, {})
+        return spots.get(key) or spots.get("") or self.top.get(name, 1)
 
     def example(self, index: int, number: int) -> int:
         return self.examples.get((index, number), {}).get("") or self.rule(index, "example")
@@ -136,6 +151,9 @@ def read_policy(path: Path) -> Policy:
     from .policy_cel import compile_rules
 
     rules, prepare = compile_rules(specs, errors)
+    from .policy_extras import read_extras
+
+    extras = read_extras(document, spots, errors)
     if errors:
         lines = list(dict.fromkeys(f"{source}:{line}: {text}" for line, text in sorted(errors)))
         if len(lines) > MAX_ERRORS:
@@ -143,7 +161,7 @@ def read_policy(path: Path) -> Policy:
             lines = [*lines[:MAX_ERRORS], more]
         raise PolicyError("\n".join(lines))
     digest = hashlib.sha256(data).hexdigest()
-    return Policy(source, digest, tuple(rules), default, default_message, prepare)
+    return Policy(source, digest, tuple(rules), default, default_message, prepare, **extras)
 
 
 def _toml_error(source: str, message: str, text: str) -> str:

@@ -103,7 +103,7 @@ class CallView:
     tool: str
     act: str | None
     mutating: bool | None
-    status: str  # ran | rejected | unknown
+    status: str  # ran | rejected | denied | unknown
     reason: str
     command: str
     rule: str | None = None
@@ -115,12 +115,15 @@ class CallView:
     flags: list[dict[str, str]] = field(default_factory=list)
     enforcement: str | None = None
     observed: dict[str, Any] | None = None
+    approval: dict[str, Any] | None = None  # decision, by, channel, rule, comment, t
 
     @property
     def label(self) -> str:
         """ok / FAILED / REJECTED / outcome unknown, as the report prints it."""
         if self.status == "rejected":
             return "REJECTED"
+        if self.status == "denied":
+            return "DENIED"
         if self.status == "unknown":
             return "outcome unknown"
         return "ok" if self.ok else "FAILED"
@@ -143,6 +146,7 @@ class CallView:
             "flags": self.flags,
             "enforcement": self.enforcement,
             "observed": self.observed,
+            "approval": self.approval,
         }
 
     @classmethod
@@ -150,8 +154,15 @@ class CallView:
         """The inverse of `to_json` (for checkpoints)."""
         return cls(**{name: data[name] for name in _VIEW_FIELDS if name in data})
 
+    def apply_approval(self, record: Record) -> None:
+        self.approval = {
+            key: record.get(key)
+            for key in ("decision", "by", "channel", "rule", "comment", "t", "timed_out")
+            if key in record
+        }
+
     def apply_outcome(self, record: Record) -> None:
-        self.status = "ran"
+        self.status = "denied" if record.get("denied") is True else "ran"
         self.ok = bool(record.get("ok"))
         code = record.get("returncode")
         self.returncode = code if isinstance(code, int) else None
@@ -165,6 +176,7 @@ class CallView:
 
 
 _VIEW_FIELDS = (
+    "approval",
     "flags",
     "enforcement",
     "observed",
@@ -232,4 +244,6 @@ def merge_calls(records: list[Record]) -> list[CallView]:
             views[view.seq] = view
         elif record.get("kind") == "outcome" and seq_of(record) in views:
             views[record["seq"]].apply_outcome(record)
+        elif record.get("kind") == "approval" and seq_of(record) in views:
+            views[record["seq"]].apply_approval(record)
     return [views[seq] for seq in sorted(views)]

@@ -26,6 +26,13 @@ def header(session: Mapping[str, Any]) -> str:
         facts.append(f"user `{session.get('user', '?')}`")
         facts.append(f"epistemic-agent {session.get('tool_version', '?')}")
         lines += ["_" + " · ".join(facts) + "_", ""]
+        policy = session.get("policy")
+        if isinstance(policy, dict) and policy.get("source"):
+            lines += [
+                f"_Policy in force: `{policy['source']}` "
+                f"(sha256 `{str(policy.get('sha256'))[:16]}…`)._",
+                "",
+            ]
         task = session.get("task")
         if isinstance(task, str) and task.strip():
             lines += ["**Task:** " + _one_paragraph(task), ""]
@@ -45,6 +52,15 @@ def shape(counts: Mapping[str, int], shell: int, rejected: int) -> str:
                 lines.append(f"| `{act}` | {counts[act]} | {round(100 * counts[act] / total)}% |")
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def approvals(decisions: Mapping[str, int]) -> str:
+    """How many calls a human was asked about, and what they said."""
+    asked = sum(decisions.values())
+    if not asked:
+        return ""
+    approved, denied = decisions.get("approved", 0), decisions.get("denied", 0)
+    return f"_{asked} call(s) went to a human: {approved} approved, {denied} denied._\n\n"
 
 
 def model_line(usage: Mapping[str, int], ending: Mapping[str, Any]) -> str:
@@ -107,8 +123,12 @@ def entry(view: CallView) -> str:
     parts = [title, "", f"**Why:** {_one_paragraph(view.reason) or '_(no reason given)_'}", ""]
     if view.command:
         parts += [_code(view.command, view.tool == "bash"), ""]
+    if view.approval:
+        parts += [_approval(view.approval), ""]
     if view.status == "rejected":
         parts += [f"**Rejected** (`{view.rule}`): {_one_paragraph(view.message or '')}", ""]
+    elif view.status == "denied":
+        parts += [f"**Did not run:** {_one_paragraph(view.outcome)}", ""]
     elif view.status == "unknown":
         parts += [
             "**Outcome:** unknown: no outcome was recorded (still running, or the "
@@ -124,6 +144,17 @@ def entry(view: CallView) -> str:
     if view.flags:
         parts.append("")
     return "\n".join(parts) + "\n"
+
+
+def _approval(approval: Mapping[str, Any]) -> str:
+    """Who decided about a call the policy asked about: `**Approved** by alice (terminal)...`."""
+    decision = "Approved" if approval.get("decision") == "approved" else "Denied"
+    who = approval.get("by") or ("timeout" if approval.get("timed_out") else "nobody")
+    rule = approval.get("rule") or "default"
+    text = f"**{decision}** by `{who}` via {approval.get('channel', '?')}, {approval.get('t', '?')}"
+    text += f" (policy rule `{rule}`)"
+    comment = approval.get("comment")
+    return text + (f": “{_one_paragraph(str(comment))}”" if comment else "")
 
 
 def _observed(view: CallView) -> str:

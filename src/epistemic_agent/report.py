@@ -45,6 +45,7 @@ class Totals:
     model: Counter[str] = field(default_factory=Counter)
     ending: dict[str, Any] = field(default_factory=dict)
     flagged: list[dict[str, Any]] = field(default_factory=list)
+    approvals: Counter[str] = field(default_factory=Counter)  # approved / denied
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +59,7 @@ class Totals:
             "model": dict(self.model),
             "ending": self.ending,
             "flagged": self.flagged,
+            "approvals": dict(self.approvals),
         }
 
     @classmethod
@@ -73,6 +75,7 @@ class Totals:
             Counter(data.get("model", {})),
             dict(data.get("ending", {})),
             list(data.get("flagged", [])),
+            Counter(data.get("approvals", {})),
         )
 
     def fold_model(self, record: Record) -> None:
@@ -118,6 +121,10 @@ class Report:
                 self.totals.ending["message"] = record.get("message")
         elif kind == "outcome":
             self._fold_outcome(record)
+        elif kind == "approval":
+            self._fold_approval(record)
+        elif kind == "policy":
+            self.totals.session["policy"] = {k: record.get(k) for k in ("source", "sha256")}
         else:
             view = view_of(record)
             if view is not None:
@@ -168,6 +175,18 @@ class Report:
         if end is not None:
             self._dead_changed(seq)
             end["label"] = "ok" if record.get("ok") else "FAILED"
+
+    def _fold_approval(self, record: Record) -> None:
+        seq = seq_of(record)
+        if seq is None:
+            return
+        self.totals.approvals[str(record.get("decision"))] += 1
+        view = self.entries.get(seq)
+        if view is not None:
+            view.apply_approval(record)
+            self._text.pop(seq, None)
+        elif (seq - 1) // self.page_size < self.totals.page:
+            self._stale_pages.add((seq - 1) // self.page_size)
 
     def _dead_changed(self, seq: int) -> None:
         self._dead_text.pop(seq, None)
@@ -221,6 +240,7 @@ class Report:
             [
                 render.header(totals.session),
                 render.shape(totals.counts, totals.shell, sum(totals.rejected.values())),
+                render.approvals(totals.approvals),
                 render.model_line(totals.model, totals.ending),
                 render.mismatches(totals.flagged[-MISMATCHES_SHOWN:], len(totals.flagged)),
                 render.narrative(self._links, entries),
@@ -270,6 +290,8 @@ class Report:
                 views[view.seq] = view
             elif record.get("kind") == "outcome" and seq_of(record) in views:
                 views[record["seq"]].apply_outcome(record)
+            elif record.get("kind") == "approval" and seq_of(record) in views:
+                views[record["seq"]].apply_approval(record)
         self._write_page(page, list(views.values()))
 
     # -- resuming --------------------------------------------------------------------------

@@ -26,11 +26,14 @@ class Settings:
     enforce: bool = True  # run non-mutating acts with the workspace read-only, where possible
     observe: bool = True  # record what each shell call changed in the workspace
     ignore: tuple[str, ...] = DEFAULT_IGNORE  # path components observation treats as noise
+    approval_timeout: float | None = None  # seconds an `ask` waits (None: the policy's, or 600)
+    approval_channel: str | None = None  # auto, terminal or file (None: the policy's, or auto)
 
 
 @struct(frozen=False)
 class CallResult:
-    """What one call came to. `status` is "ran" or "rejected"."""
+    """What one call came to. `status` is "ran", "rejected" (by the gate or a policy rule) or
+    "denied" (by the human asked to approve it, or an approval timeout)."""
 
     status: str
     seq: int
@@ -70,6 +73,8 @@ class CallResult:
         """The tool result text a model sees."""
         if self.status == "rejected":
             return f"REJECTED {self.rule}: {self.message}"
+        if self.status == "denied":
+            return f"DENIED: {self.message}"
         if self.tool != "bash":
             return self.stdout if self.ok else f"ERROR: {self.outcome}"
         body: dict[str, Any] = {

@@ -18,17 +18,22 @@ from .evidence import EvidenceStore
 from .executor import Execution, Launch, bounded_text, run_shell
 from .filetools import precheck, run_file_tool
 from .gate import Call, GateConfig, Rejected, check
+from .guard import Guard, workspace_policy
 from .journal import JournalWriter, Record
 from .layout import RECORD_DIR, REPORT_NAME, Layout
 from .observe import best_observer
 from .records import call_record, now, outcome_record, rejected_record
 from .report import Report
 from .results import CallResult, Settings
+from .session_policy import PolicyCalls, decision_json
 from .structs import field, struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
+
+    from .approval import Approver
+    from .policy import Decision, Policy
 
 __all__ = ["CallResult", "OutputSink", "Session", "Settings"]
 
@@ -36,29 +41,41 @@ OutputSink = Callable[[Execution], None]
 
 
 @struct(frozen=False)
-class Session:
+class Session(PolicyCalls):
     """Gated, journaled tool calls in one workspace. Continues the workspace's journal if any."""
 
     workspace: Path
     settings: Settings = field(default_factory=Settings)
     header: dict[str, Any] = field(default_factory=dict)
+    policy: Policy | None = None  # None: the workspace's epistemic.toml, else approve-none
+    approver: Approver | None = None  # None: the terminal if there is one, else files
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
         if not self.workspace.is_dir():
             raise NotADirectoryError(f"workspace {self.workspace} is not a directory")
+        if self.policy is None:  # before anything is written: a broken policy stops here
+            self.policy = workspace_policy(self.workspace)
         self._closed = False
         self._sandbox: Sandbox | None = None
         self._launches: dict[bool, tuple[Launch, str]] = {}
         self._scratch: Path | None = None
         self._last_outcome: object = None
         self.layout = Layout(self.workspace)
+        self.guard = Guard(
+            self.policy,
+            self.workspace,
+            self.layout.pending,
+            self.settings.approval_timeout,
+            self.settings.approval_channel,
+            self.approver,
+        )
         token = f"call-{os.getpid()}-{os.urandom(4).hex()}"
         self._capture = (self.layout.scratch / f"{token}.out", self.layout.scratch / f"{token}.err")
         self.report = Report(self.layout)
         self.journal = JournalWriter(self.layout.journal, self.report.fold, self.layout.head)
         self.evidence = EvidenceStore(self.layout.evidence, self.settings.evidence_cap)
-        self.effects = EffectCache(self.layout.record / "effects-cache.json")
+        self.effects = EffectCache(self.layout.record / "effects-cache.json", self._no_secret)
         self.gate = GateConfig(
             str(self.workspace),
             self.settings.min_reason,
@@ -72,6 +89,13 @@ class Session:
             if self.created:
                 self.journal.append(self._session_record(), durable=True)
                 self._publish()
+            elif self.report.totals.session.get("policy") != self.guard.header():
+                record = {"kind": "policy", "t": now(), **self.guard.header()}
+                self.journal.append(record, durable=True)
+                self._publish()
+
+    def _no_secret(self, text: str) -> bool:
+        return self.guard.redactor.text(text)[1] == 0
 
     @property
     def session_id(self) -> str:
@@ -136,16 +160,28 @@ class Session:
             verdict = consistency.precheck(verdict, effect, history, started) or verdict
         if isinstance(verdict, Rejected):
             return self.reject(verdict)
+        decision = self._decide(verdict, effect)
+        if decision.decision == "deny":
+            return self._deny(verdict, decision)
         inputs = self._store_inputs(verdict)
         record = call_record(0, verdict, inputs)
         if effect is not None:
             record["effect"] = effect.to_json()
+        if not self.guard.trivial:
+            record["policy"] = decision_json(decision)
+        record, redacted = self.guard.scrub(record)
+        if redacted:
+            record["redacted"] = redacted
         with self.journal.locked():
             seq = record["seq"] = self.journal.position.last_seq + 1
             # Durable before the effect. The report is published once, with the outcome:
             # readers of the journal show a call without one as "outcome unknown".
             self.journal.append(record, durable=True)
         try:
+            if decision.decision == "ask":
+                answer = self._ask(seq, verdict, effect, decision)
+                if not answer.approved:
+                    return self._denied(seq, verdict, decision, answer)
             if verdict.tool == "bash":
                 return self._run_bash(seq, verdict, effect, on_output)
             return self._run_file_tool(seq, verdict)
@@ -164,19 +200,30 @@ class Session:
             )
             raise
 
-    def reject(self, rejected: Rejected) -> CallResult:
+    def reject(self, rejected: Rejected, policy: Decision | None = None) -> CallResult:
         """Journal a refused call (it never runs) and return it as a result."""
+        record, redacted = self.guard.scrub(rejected_record(0, rejected))
+        if policy is not None:
+            record["policy"] = decision_json(policy)
+        if redacted:
+            record["redacted"] = redacted
         with self.journal.locked():
-            seq = self.journal.position.last_seq + 1
-            self.journal.append(rejected_record(seq, rejected), durable=False)
+            seq = record["seq"] = self.journal.position.last_seq + 1
+            self.journal.append(record, durable=False)
             self._publish()
+        event = "denial" if policy is not None else "rejection"
+        rule = (policy.rule or "default") if policy is not None else record["rule"]
+        self._alert(event, seq, record, rule=rule, message=record["message"])
         return CallResult(
-            "rejected", seq, rejected.tool, rejected.act, rejected.rule, rejected.message
+            "rejected", seq, rejected.tool, rejected.act, record["rule"], record["message"]
         )
 
     def event(self, kind: str, **fields: Any) -> None:
         """Journal a record that is not a tool call (a model call, the model's text, a stop)."""
-        self._record({"kind": kind, "t": now(), **fields})
+        scrubbed, redacted = self.guard.scrub(fields)
+        if redacted:
+            scrubbed["redacted"] = redacted
+        self._record({"kind": kind, "t": now(), **scrubbed})
 
     # -- internals -------------------------------------------------------------------------
 
@@ -200,6 +247,7 @@ class Session:
         )
         changes = observer.finish() if observer is not None else None
         tampered = self.journal.restore_if_gone()
+        redacted = sum(self.guard.scrub_file(path) for path in (done.stdout, done.stderr))
         limit = self.settings.output_limit
         stdout, stderr = bounded_text(done.stdout, limit), bounded_text(done.stderr, limit)
         sink_error: Exception | None = None
@@ -236,7 +284,10 @@ class Session:
             )
         if raised:
             extra["flags"] = raised
+        if redacted:
+            extra["redacted"] = redacted
         self._record(outcome_record(seq, ok, outcome, done.duration, evidence, **extra))
+        self._after(seq, call, raised, outcome)
         if sink_error is not None:
             raise sink_error
         return CallResult(
@@ -286,9 +337,14 @@ class Session:
         done = run_file_tool(call, self.workspace, self.settings.output_limit)
         duration = time.monotonic() - started
         name = "content" if call.tool == "read_file" else "diff"
-        ref = self.evidence.put(done.evidence)
+        blob, redacted = self.guard.redactor.data(done.evidence)
+        text, more = self.guard.redactor.text(done.text)
+        outcome, most = self.guard.redactor.text(done.outcome)
+        ref = self.evidence.put(blob)
         evidence = {name: ref.to_json()} if ref is not None else {}
         extra: dict[str, Any] = {}
+        if redacted + more + most:
+            extra["redacted"] = redacted + more + most
         if call.tool != "read_file" and done.ok:
             key = "created" if done.outcome.startswith("created") else "modified"
             changed = [call.path] if done.evidence else []  # an empty diff changed nothing
@@ -306,15 +362,16 @@ class Session:
                         "message": "declared change-state, but the new content equals the old",
                     }
                 ]
-        self._record(outcome_record(seq, done.ok, done.outcome, duration, evidence, **extra))
+        self._record(outcome_record(seq, done.ok, outcome, duration, evidence, **extra))
+        self._after(seq, call, extra.get("flags", []), outcome)
         return CallResult(
             "ran",
             seq,
             call.tool,
             call.act,
             ok=done.ok,
-            stdout=done.text if done.ok else "",
-            outcome=done.outcome,
+            stdout=text if done.ok else "",
+            outcome=outcome,
             duration=duration,
         )
 
@@ -323,9 +380,8 @@ class Session:
         keys = [k for k in ("content", "old", "new") if k in call.args]
         if not keys:
             return None
-        blob = json.dumps({k: call.args[k] for k in keys}, ensure_ascii=False).encode(
-            "utf-8", "surrogateescape"
-        )
+        inputs, _ = self.guard.scrub({k: call.args[k] for k in keys})
+        blob = json.dumps(inputs, ensure_ascii=False).encode("utf-8", "surrogateescape")
         ref = self.evidence.put(blob)
         return ref.to_json() if ref is not None else None
 
@@ -361,7 +417,8 @@ class Session:
             "pid": os.getpid(),
             "python": sys.version.split()[0],
         }
-        record.update(self.header)
+        record.update(self.guard.scrub(self.header)[0])
+        record["policy"] = self.guard.header()
         return record
 
 

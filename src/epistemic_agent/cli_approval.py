@@ -1,0 +1,89 @@
+"""`epistemic pending`, `approve` and `deny`: answer a session's approval requests from
+another terminal (the file channel; see approval.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .cliargs import workspace_option
+from .errors import UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
+
+EXIT_NOT_PENDING = 1
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "pending",
+        help="list calls waiting for a human's approval",
+        description="The approval requests open in a workspace, oldest first.",
+    )
+    workspace_option(p)
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.set_defaults(handler=_cmd_pending)
+    for name, verb in (("approve", "approved"), ("deny", "denied")):
+        p = sub.add_parser(
+            name,
+            help=f"{name} a call that waits for approval",
+            description=f"Answer the open request for call SEQ: {verb}. The journal records "
+            "who (--as NAME, else your OS user), when, and the comment. Exit 0 when the "
+            "answer was taken; 1 when no request for SEQ is open (answered already, timed "
+            "out, or never asked).",
+        )
+        p.add_argument("seq", type=int, metavar="SEQ", help="the call's number")
+        workspace_option(p)
+        p.add_argument("--as", dest="name", metavar="NAME", help="who answers")
+        p.add_argument("--comment", default="", metavar="TEXT", help="why (the model sees it)")
+        p.set_defaults(handler=_cmd_answer, decision=verb)
+
+
+def _folder(args: argparse.Namespace) -> Path:
+    from .layout import Layout
+
+    directory = Path(args.directory)
+    if not directory.is_dir():
+        raise UsageError(f"workspace {directory} is not a directory")
+    return Layout.find(directory).pending
+
+
+def _cmd_pending(args: argparse.Namespace) -> int:
+    from .approval import pending
+
+    requests = pending(_folder(args))
+    if args.json:
+        print(json.dumps(requests, ensure_ascii=False, indent=1))
+        return 0
+    if not requests:
+        print("no call is waiting for approval")
+        return 0
+    for item in requests:
+        state = "" if item.get("waiting") else "  (the asking process is gone)"
+        print(
+            f"call {item['seq']}: {item.get('act')} · rule {item.get('rule') or 'default'}{state}"
+        )
+        print(f"  reason   {' '.join(str(item.get('reason', '')).split())}")
+        print(f"  command  {item.get('command')}")
+        paths = item.get("paths") or []
+        if paths:
+            print(f"  writes   {', '.join(map(str, paths))}")
+        print(f"  asked    {item.get('requested')} ({item.get('message')})")
+    return 0
+
+
+def _cmd_answer(args: argparse.Namespace) -> int:
+    from .approval import answer, who
+
+    if args.seq <= 0:
+        raise UsageError("SEQ is a call number: 1 or more")
+    problem = answer(_folder(args), args.seq, args.decision, args.name, args.comment)
+    if problem is not None:
+        print(f"epistemic: {problem}", file=sys.stderr)
+        return EXIT_NOT_PENDING
+    print(f"call {args.seq} {args.decision} by {who(args.name)}")
+    return 0

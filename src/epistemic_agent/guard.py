@@ -1,0 +1,159 @@
+"""What stands between an accepted call and its run: the policy in force, the human who
+approves, the alerts, and the scrubbing of secrets from everything recorded."""
+
+from __future__ import annotations
+
+import os
+
+from .alerts import Alerts
+from .policy import Decision, Policy, call_facts, find_policy, load_policy, preset
+from .redact import Redactor
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from pathlib import Path
+    from typing import Any, BinaryIO
+
+    from .approval import Approver, Request
+    from .effects import Effect
+    from .gate import Call
+
+
+DEFAULT_APPROVAL_TIMEOUT = 600.0  # seconds
+SCRUB_CHUNK = 1 << 20  # output is scrubbed a chunk at a time, each cut after a newline
+
+
+def workspace_policy(workspace: Path) -> Policy:
+    """The workspace's `epistemic.toml` if it has one, else no policy (approve-none)."""
+    path = find_policy(workspace)
+    return load_policy(path) if path is not None else preset("approve-none")
+
+
+class Guard:
+    """The policy, approval channel, alerts and redactor of one session."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        workspace: Path,
+        pending: Path,
+        timeout: float | None = None,
+        channel: str | None = None,
+        approver: Approver | None = None,
+    ) -> None:
+        self.policy = policy
+        self.workspace = workspace
+        self.pending = pending
+        self.timeout = timeout or policy.approval_timeout or DEFAULT_APPROVAL_TIMEOUT
+        self.channel = channel or policy.approval_channel or "auto"
+        self._approver = approver
+        self.alerts = Alerts(policy.hooks, str(workspace))
+        self.redactor = Redactor(os.environ, policy.secret_patterns, policy.secret_names)
+
+    @property
+    def trivial(self) -> bool:
+        """No rules and `allow` by default: nothing to record per call."""
+        return not self.policy.rules and self.policy.default == "allow"
+
+    def header(self) -> dict[str, Any]:
+        return {"source": self.policy.source, "sha256": self.policy.sha256}
+
+    def decide(
+        self,
+        call: Call,
+        effect: Effect | None,
+        counts: Mapping[str, int],
+        rejections: int,
+        seq: int,
+    ) -> Decision:
+        facts = call_facts(
+            tool=call.tool,
+            act=call.act,
+            mutating=call.mutating,
+            command=call.describe(),
+            reason=call.reason,
+            paths=written_paths(call, effect),
+            effect=effect.cls if effect is not None else _file_effect(call),
+            seq=seq,
+            counts=dict(counts),
+            reverts=int(counts.get("revert", 0)),
+            rejections=rejections,
+            effect_reasons=effect.reasons if effect is not None else (),
+        )
+        return self.policy.decide(facts)
+
+    def request(
+        self, seq: int, session: str, call: Call, effect: Effect | None, decision: Decision
+    ) -> Request:
+        from .approval import Request
+
+        text = self.redactor.text
+        return Request(
+            seq=seq,
+            session=session,
+            tool=call.tool,
+            act=call.act,
+            reason=text(call.reason)[0],
+            command=text(call.describe())[0],
+            paths=tuple(written_paths(call, effect)),
+            effect=effect.cls if effect is not None else _file_effect(call),
+            rule=decision.rule,
+            message=decision.message,
+            timeout=self.timeout,
+        )
+
+    def approver(self) -> Approver:
+        if self._approver is None:
+            from .approval import choose
+
+            self._approver = choose(self.channel, self.pending, self.timeout, str(self.workspace))
+        return self._approver
+
+    def scrub_file(self, path: Path) -> int:
+        """Replace secrets in a capture file before anyone reads it: one read when there are
+        none (the usual case), else a rewrite; memory stays flat whatever the output's size."""
+        try:
+            with path.open("rb") as source:
+                found = sum(self.redactor.data(chunk)[1] for chunk in _chunks(source))
+        except FileNotFoundError:
+            return 0
+        if not found:
+            return 0
+        scrubbed = path.with_name(path.name + ".scrubbed")
+        with path.open("rb") as source, scrubbed.open("wb") as target:
+            for chunk in _chunks(source):
+                target.write(self.redactor.data(chunk)[0])
+        os.replace(scrubbed, path)
+        return found
+
+    def scrub(self, value: Any) -> tuple[Any, int]:
+        """Any JSON-like value with every secret in its strings replaced by a marker."""
+        return self.redactor.value(value)
+
+
+def written_paths(call: Call, effect: Effect | None) -> list[str]:
+    """What the call writes or deletes, as far as is known before it runs."""
+    if effect is not None:
+        paths = effect.to_json().get("paths", [])
+        return [str(p) for p in paths] if isinstance(paths, list) else []
+    if call.tool in ("write_file", "str_replace_edit") and call.path is not None:
+        return [call.path]
+    return []
+
+
+def _file_effect(call: Call) -> str:
+    return "mutating" if call.mutating else "read-only"
+
+
+def _chunks(source: BinaryIO) -> Iterator[bytes]:
+    """A file's bytes in pieces of about SCRUB_CHUNK, each ending at a line end where there is
+    one: a secret within a line is never cut in two (a multi-line key block at a cut can be)."""
+    carry = b""
+    while block := source.read(SCRUB_CHUNK):
+        block = carry + block
+        cut = block.rfind(b"\n") + 1 or len(block)
+        carry = block[cut:]
+        yield block[:cut]
+    if carry:
+        yield carry

@@ -1,0 +1,169 @@
+"""The parts of a policy file besides its rules: `[approval]`, `[secrets]` and `[[hook]]`."""
+
+from __future__ import annotations
+
+import re
+
+from .alerts import EVENTS, MAX_TIMEOUT, Hook
+from .policy import short_repr
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .policy_file import Errors, Spots
+
+CHANNELS = ("auto", "terminal", "file")
+APPROVAL_KEYS = ("timeout", "channel")
+SECRETS_KEYS = ("patterns", "env")
+HOOK_KEYS = ("id", "on", "command", "stderr", "timeout")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def read_extras(document: dict[str, Any], spots: Spots, errors: Errors) -> dict[str, Any]:
+    """Policy keyword arguments for the approval settings, secret patterns and hooks."""
+    extras: dict[str, Any] = {}
+    extras.update(_read_approval(document.get("approval"), spots, errors))
+    extras.update(_read_secrets(document.get("secrets"), spots, errors))
+    extras["hooks"] = _read_hooks(document.get("hook", []), spots, errors)
+    return extras
+
+
+def _table(
+    name: str, value: object, keys: tuple[str, ...], spots: Spots, errors: Errors
+) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        errors.append((spots.top.get(name, 1), f"`{name}` must be a table: [{name}]"))
+        return {}
+    for key in value:
+        if key not in keys:
+            errors.append(
+                (
+                    spots.table(name, key),
+                    f"[{name}]: unknown key {key!r} (it has {', '.join(keys)})",
+                )
+            )
+    return value
+
+
+def _read_approval(value: object, spots: Spots, errors: Errors) -> dict[str, Any]:
+    table = _table("approval", value, APPROVAL_KEYS, spots, errors)
+    extras: dict[str, Any] = {}
+    if "timeout" in table:
+        timeout = table["timeout"]
+        if _positive_number(timeout):
+            extras["approval_timeout"] = float(timeout)
+        else:
+            errors.append(
+                (
+                    spots.table("approval", "timeout"),
+                    f"[approval]: `timeout` must be a positive number of seconds, got "
+                    f"{short_repr(timeout)}",
+                )
+            )
+    if "channel" in table:
+        channel = table["channel"]
+        if channel in CHANNELS:
+            extras["approval_channel"] = channel
+        else:
+            errors.append(
+                (
+                    spots.table("approval", "channel"),
+                    f"[approval]: `channel` must be one of {', '.join(CHANNELS)}, got "
+                    f"{short_repr(channel)}",
+                )
+            )
+    return extras
+
+
+def _read_secrets(value: object, spots: Spots, errors: Errors) -> dict[str, Any]:
+    table = _table("secrets", value, SECRETS_KEYS, spots, errors)
+    extras: dict[str, Any] = {}
+    if "patterns" in table:
+        from .redact import check_patterns
+
+        problems = check_patterns(table["patterns"])
+        where = spots.table("secrets", "patterns")
+        errors.extend((where, f"[secrets]: {problem}") for problem in problems)
+        if not problems:
+            extras["secret_patterns"] = tuple(table["patterns"])
+    if "env" in table:
+        names = table["env"]
+        if isinstance(names, list) and all(
+            isinstance(n, str) and _ENV_NAME.fullmatch(n) for n in names
+        ):
+            extras["secret_names"] = tuple(names)
+        else:
+            errors.append(
+                (
+                    spots.table("secrets", "env"),
+                    "[secrets]: `env` must be a list of environment variable names",
+                )
+            )
+    return extras
+
+
+def _read_hooks(value: object, spots: Spots, errors: Errors) -> tuple[Hook, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        errors.append((spots.top.get("hook", 1), "`hook` must be an array of tables: [[hook]]"))
+        return ()
+    hooks = []
+    for index, raw in enumerate(value):
+        hook = _read_hook(index, raw, spots, errors)
+        if hook is not None:
+            hooks.append(hook)
+    return tuple(hooks)
+
+
+def _read_hook(index: int, raw: dict[str, Any], spots: Spots, errors: Errors) -> Hook | None:
+    before = len(errors)
+    hook_id = raw.get("id", f"hook-{index + 1}")
+    name = f"hook {hook_id!r}" if isinstance(hook_id, str) else f"hook #{index + 1}"
+    for key in raw:
+        if key not in HOOK_KEYS:
+            errors.append(
+                (
+                    spots.hook(index, key),
+                    f"{name}: unknown key {key!r} (a hook has {', '.join(HOOK_KEYS)})",
+                )
+            )
+    if not isinstance(hook_id, str) or not hook_id:
+        errors.append((spots.hook(index, "id"), f"{name}: `id` must be a string"))
+    on = raw.get("on")
+    events = [on] if isinstance(on, str) else on
+    if not isinstance(events, list) or not events:
+        errors.append((spots.hook(index, "on"), f"{name}: `on` names events: {', '.join(EVENTS)}"))
+        events = []
+    for event in events:
+        if event not in EVENTS:
+            errors.append(
+                (
+                    spots.hook(index, "on"),
+                    f"{name}: unknown event {short_repr(event)} (the events are "
+                    f"{', '.join(EVENTS)})",
+                )
+            )
+    command, stderr = raw.get("command"), raw.get("stderr", False)
+    if command is not None and (not isinstance(command, str) or not command.strip()):
+        errors.append((spots.hook(index, "command"), f"{name}: `command` must be a shell command"))
+    if not isinstance(stderr, bool):
+        errors.append((spots.hook(index, "stderr"), f"{name}: `stderr` must be true or false"))
+    elif command is None and not stderr:
+        errors.append((spots.hook(index), f"{name}: give a `command`, or `stderr = true`, or both"))
+    timeout = raw.get("timeout", 10.0)
+    if not _positive_number(timeout) or timeout > MAX_TIMEOUT:
+        errors.append(
+            (
+                spots.hook(index, "timeout"),
+                f"{name}: `timeout` must be a number of seconds in (0, {MAX_TIMEOUT:g}]",
+            )
+        )
+    if len(errors) > before:
+        return None
+    return Hook(str(hook_id), tuple(map(str, events)), command, bool(stderr), float(timeout))
+
+
+def _positive_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0

@@ -1,0 +1,136 @@
+"""The policy's part of a session: deciding each call, asking a human, recording the answer,
+and firing alerts. A mixin of `Session`, kept apart so each concern has its own file."""
+
+from __future__ import annotations
+
+from .gate import Call, Rejected
+from .journal import Record
+from .records import now, outcome_record
+from .results import CallResult
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from .approval import Answer
+    from .effects import Effect
+    from .guard import Guard
+    from .journal import JournalWriter
+    from .policy import Decision
+    from .report import Report
+
+
+class PolicyCalls:
+    """Decide, ask, record and alert; `Session` supplies the journal, report and guard."""
+
+    if TYPE_CHECKING:
+        guard: Guard
+        journal: JournalWriter
+        report: Report
+        workspace: Path
+
+        @property
+        def session_id(self) -> str: ...
+        def reject(self, rejected: Rejected, policy: Decision | None = None) -> CallResult: ...
+        def _record(self, record: Record) -> None: ...
+        def _publish(self) -> None: ...
+
+    def _decide(self, call: Call, effect: Effect | None) -> Decision:
+        totals = self.report.totals
+        seq = self.journal.position.last_seq + 1
+        rejections = sum(totals.rejected.values())
+        return self.guard.decide(call, effect, totals.counts, rejections, seq)
+
+    def _deny(self, call: Call, decision: Decision) -> CallResult:
+        """A policy rule denies the call: journaled as a rejection citing the rule."""
+        rule = decision.rule or "default"
+        message = f"the policy denies this call (rule {rule}): {decision.message}"
+        return self.reject(Rejected("policy", message, call.tool, call.act, call.args), decision)
+
+    def _ask(self, seq: int, call: Call, effect: Effect | None, decision: Decision) -> Answer:
+        """A human decides; the decision is journaled (durably) before anything runs."""
+        import time as clock
+
+        request = self.guard.request(seq, self.session_id, call, effect, decision)
+        started = clock.monotonic()
+        answer = self.guard.approver().ask(request)
+        record: Record = {
+            "kind": "approval",
+            "seq": seq,
+            "t": now(),
+            "decision": answer.decision,
+            "by": answer.by,
+            "channel": answer.channel,
+            "rule": decision.rule,
+            "comment": answer.comment,
+            "requested": request.requested,
+            "answered": answer.at,
+            "waited": round(clock.monotonic() - started, 3),
+        }
+        if answer.timed_out:
+            record["timed_out"] = True
+        record.update(answer.extra)
+        record, _ = self.guard.scrub(record)
+        with self.journal.locked():
+            self.journal.append(record, durable=True)
+            self._publish()
+        return answer
+
+    def _denied(self, seq: int, call: Call, decision: Decision, answer: Answer) -> CallResult:
+        who = answer.by or ("timeout" if answer.timed_out else "nobody")
+        comment = self.guard.scrub(answer.comment)[0]
+        outcome = f"denied by {who} ({answer.channel})" + (f": {comment}" if comment else "")
+        self._record(outcome_record(seq, False, outcome, 0.0, {}, denied=True))
+        message = f"{outcome}. The call did not run (policy rule {decision.rule or 'default'})."
+        self._alert(
+            "denial",
+            seq,
+            {"tool": call.tool, "act": call.act, "reason": call.reason},
+            rule=decision.rule,
+            by=answer.by,
+            comment=comment,
+            message=message,
+        )
+        return CallResult("denied", seq, call.tool, call.act, decision.rule, message)
+
+    def _alert(self, event: str, seq: int, call: Record, **fields: Any) -> None:
+        """Fire the hooks on an event, and journal that they fired."""
+        if not self.guard.alerts.listening(event):
+            return
+        payload: dict[str, Any] = {
+            "session": self.session_id,
+            "workspace": str(self.workspace),
+            "seq": seq,
+            "tool": call.get("tool"),
+            "act": call.get("act"),
+            "reason": call.get("reason") or _given(call, "reason"),
+            "command": call.get("command") or _given(call, "command"),
+            **fields,
+        }
+        payload = self.guard.scrub(payload)[0]
+        fired = self.guard.alerts.fire(event, payload)
+        self._record({"kind": "alert", "t": now(), "seq": seq, "event": event, "hooks": fired})
+
+    def _after(self, seq: int, call: Call, flags: list[dict[str, Any]], outcome: str) -> None:
+        """Alerts on what a call that ran came to: a revert (the first one), a flag."""
+        base = {"tool": call.tool, "act": call.act, "reason": call.reason}
+        base["command"] = call.describe()
+        base = self.guard.scrub(base)[0]
+        if call.act == "revert":
+            if self.report.totals.counts.get("revert", 0) <= 1:
+                self._alert("first-revert", seq, base, outcome=outcome)
+            self._alert("revert", seq, base, outcome=outcome)
+        if flags:
+            names = ", ".join(str(flag.get("flag")) for flag in flags)
+            message = f"declared {call.act}, flagged {names}: {flags[0].get('message')}"
+            self._alert("flag", seq, base, flags=flags, message=message)
+
+
+def decision_json(decision: Decision) -> dict[str, Any]:
+    return {"decision": decision.decision, "rule": decision.rule, "message": decision.message}
+
+
+def _given(record: Record, key: str) -> Any:
+    given = record.get("given")
+    return given.get(key) if isinstance(given, dict) else None
