@@ -82,3 +82,17 @@ def test_readme_regulated_team_policy_is_ten_lines_and_works(tmp_path: Path) -> 
     assert policy.decide(facts).decision == "ask"
     facts = call_facts("bash", "cleanup", True, "rm -f x", "r", [], "mutating", 1, {}, 0, 0)
     assert policy.decide(facts).decision == "allow"
+
+
+def test_readme_mcp_configuration_names_the_real_command() -> None:
+    import json
+
+    from epistemic_agent import cli
+
+    section = (ROOT / "README.md").read_text().split("## Any agent, through MCP", 1)[1]
+    block = re.search(r"```json\n(.*?)```", section, re.S)
+    assert block is not None
+    server = json.loads(block.group(1))["mcpServers"]["epistemic"]
+    assert server["command"] == "epistemic" and server["args"][0] == "mcp"
+    parsed = cli.build_parser("mcp").parse_args(server["args"])
+    assert parsed.directory == "/path/to/repo"

@@ -405,6 +405,12 @@ def _register_approval(sub: Any) -> None:
     register(sub)
 
 
+def _register_mcp(sub: Any) -> None:
+    from .mcp_server import register
+
+    register(sub)
+
+
 def _register_agent(sub: Any) -> None:
     from .cli_agent import register
 
@@ -426,6 +432,7 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "classify": _register_effects,
     "doctor": _register_effects,
     "policy": _register_policy,
+    "mcp": _register_mcp,
     "pending": _register_approval,
     "approve": _register_approval,
     "deny": _register_approval,
