@@ -12,10 +12,8 @@ if TYPE_CHECKING:
 
 MIN_ENV_VALUE = 8  # shorter values ("1", "true") would wreck the output
 _MAX_PASSES = 16  # a replacement can expose another secret: rescan until nothing is found
-_NAME_ENDS = (
-    *("_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PASS", "_PASSWD", "_PAT"),
-    *("_CREDENTIAL", "_CREDENTIALS"),
-)
+_NAME_ENDS: tuple[str, ...] = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PASS", "_PASSWD")
+_NAME_ENDS += ("_PAT", "_CREDENTIAL", "_CREDENTIALS")
 _NAME_HAS = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "APIKEY", "API_KEY")
 
 # Built-in formats, (label, regex), tried in this order at each position. Every regex starts
@@ -59,8 +57,8 @@ _FORMATS = (
 # A text that holds none of these (nor "://" with "@") matches no built-in format: most
 # texts are let through without compiling, let alone running, the regex above.
 _CLUES = (
-    *("-----BEGIN ", "sk-", "k_live_", "k_test_", "AKIA", "ASIA", "AIza", "ghp_", "gho_"),
-    *("ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hf_", "eyJ", "earer", "EARER"),
+    *("-----BEGIN ", "sk-", "k_live_", "k_test_", "AKIA", "ASIA", "AIza", "ghp_", "gho_", "ghu_"),
+    *("ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hf_", "eyJ", "Bearer", "bearer", "BEARER"),
 )
 
 
@@ -157,14 +155,11 @@ class Redactor:
     def _secrets(self) -> dict[str, str]:
         """The values of secret environment variables, each with its marker."""
         if self._env is None:
-            found = sorted(
-                (name, value)
-                for name, value in self._environ.items()
-                if len(value) >= MIN_ENV_VALUE and (name in self._names or secret_name(name))
-            )
-            self._env = {}
-            for name, value in found:
-                self._env.setdefault(value, f"[REDACTED:env:{_label_name(name)}]")
+            env: dict[str, str] = {}
+            for name, value in sorted(self._environ.items()):  # one value, the first name
+                if len(value) >= MIN_ENV_VALUE and (name in self._names or secret_name(name)):
+                    env.setdefault(value, f"[REDACTED:env:{_label_name(name)}]")
+            self._env = env
         return self._env
 
     def _policy_patterns(self) -> list[tuple[re.Pattern[str], str]]:
