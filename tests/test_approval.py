@@ -472,3 +472,24 @@ def test_policy_extras_are_checked_at_load(tmp_path: Path, text: str, problem: s
     expected = problem.split(":", 2)
     line = int(expected[1]) + 1  # the default line comes first
     assert f"{path}:{line}:{expected[2]}" in str(caught.value), str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("command", "answers"),
+    [
+        ("epistemic approve 3", True),
+        ("cd x && /usr/bin/epistemic deny 4 --comment ok", True),
+        ("python3 -m epistemic_agent.cli approve 2", True),
+        ("(sleep 5; epistemic -C . approve 7) &", True),
+        ("nohup setsid epistemic approve 9 >/dev/null", True),
+        ("timeout 5 env A=1 epistemic deny 3", True),
+        ("epistemic pending", False),
+        ("grep approve README.md", False),
+        ('cat docs/policy.md | grep "epistemic approve"', False),
+        ("git log --grep deny", False),
+    ],
+)
+def test_an_agent_may_not_answer_approval_requests(ws: Path, command: str, answers: bool) -> None:
+    with Session(ws) as session:
+        result = session.bash(command, "change-state", "Unblock the pending call so work goes on.")
+    assert (result.status == "rejected" and result.rule == "self-approval") is answers

@@ -298,6 +298,13 @@ RULE_CASES: list[tuple[str, object, object, str, list[str]]] = [
         ["'.epistemic/head.json'"],
     ),
     (
+        "self-approval",
+        "bash",
+        bash_args(command="epistemic approve 4 --as alice", type="change-state"),
+        "self-approval",
+        ["an agent may not answer approval requests"],
+    ),
+    (
         "line-range-invalid-reversed",
         "read_file",
         file_args("read_file", start_line=5, end_line=3),

@@ -36,6 +36,7 @@ RULES: dict[str, str] = {
     "hypothesis-incomplete": "a test-hypothesis reason without both a belief and its refutation",
     "path-outside-workspace": "a file tool path that leaves the workspace",
     "path-protected": "a file tool path inside the record (.epistemic/ or RATIONALE.md)",
+    "self-approval": "a command that answers an approval request (`epistemic approve`/`deny`)",
     "line-range-invalid": "read_file with end_line before start_line",
     "edit-noop": "str_replace_edit whose old and new are identical, or old is empty",
     "file-missing": "str_replace_edit on a file that does not exist",
@@ -282,12 +283,63 @@ def _check_bash(args: dict[str, Any], config: GateConfig) -> Verdict:
             args,
         )
     problem = _check_reason(args.get("reason"), command, act, config)
+    if problem is None and _answers_approval(command):
+        problem = (
+            "self-approval",
+            (
+                "an agent may not answer approval requests: `epistemic approve` and `deny` are "
+                "for the humans the policy names. Wait for their decision."
+            ),
+        )
     if problem is None:
         problem = _check_effects(command, act, config)
     if problem is not None:
         return Rejected(problem[0], problem[1], "bash", act, args)
     normalised = {"command": command, "type": act, "reason": args["reason"].strip()}
     return Call("bash", act, normalised["reason"], normalised, command=command)
+
+
+_LAUNCHERS = frozenset(
+    [
+        "sudo",
+        "doas",
+        "env",
+        "nice",
+        "nohup",
+        "setsid",
+        "time",
+        "command",
+        "exec",
+        "stdbuf",
+        "timeout",
+        "python",
+        "python3",
+        "-m",
+    ]
+)
+_APPROVERS = frozenset(["epistemic", "epistemic_agent", "epistemic_agent.cli"])
+
+
+def _answers_approval(command: str) -> bool:
+    """Whether a simple command in `command` runs `epistemic approve` or `deny`."""
+    if "approve" not in command and "deny" not in command:
+        return False
+    import re
+
+    for segment in re.split(r"[;&|\n()`{}]|\$\(", command):
+        words = [word.strip("'\"") for word in segment.split()]
+        index = 0
+        while index < len(words) and (
+            words[index].rsplit("/", 1)[-1] in _LAUNCHERS
+            or "=" in words[index]
+            or words[index][:1] == "-"
+            or words[index].replace(".", "").isdigit()
+        ):
+            index += 1
+        runs_epistemic = index < len(words) and words[index].rsplit("/", 1)[-1] in _APPROVERS
+        if runs_epistemic and {"approve", "deny"} & set(words[index + 1 :]):
+            return True
+    return False
 
 
 def _check_reason(
