@@ -96,3 +96,20 @@ def test_readme_mcp_configuration_names_the_real_command() -> None:
     assert server["command"] == "epistemic" and server["args"][0] == "mcp"
     parsed = cli.build_parser("mcp").parse_args(server["args"])
     assert parsed.directory == "/path/to/repo"
+
+
+def test_every_epistemic_command_in_the_readme_parses() -> None:
+    import shlex
+
+    from epistemic_agent import cli
+
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", readme, re.S)
+    joined = [block.replace("\\\n", " ") for block in blocks]  # continuation lines
+    lines = [re.sub(r"\s+#.*$", "", line) for block in joined for line in block.splitlines()]
+    commands = [line for line in lines if line.startswith("epistemic ")]
+    assert len(commands) >= 25
+    for command in commands:
+        words = shlex.split(command)[1:]
+        parsed = cli.build_parser(words[0]).parse_args(words)
+        assert callable(parsed.handler), command

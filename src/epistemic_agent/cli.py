@@ -173,7 +173,7 @@ def _register_readers(sub: Any) -> None:
         description="Exit 0 when intact, 1 when tampered, 3 when the last "
         "line is torn (a crash mid-write), 2 when there is no journal.",
     )
-    p.add_argument("dir", nargs="?", default=".", metavar="DIR|JOURNAL")
+    p.add_argument("dir", nargs="?", default=".", metavar="DIR|JOURNAL|BUNDLE.zip")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_cmd_verify)
     p = sub.add_parser("types", help="the act vocabulary")
@@ -332,6 +332,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    if args.dir.endswith(".zip") and Path(args.dir).is_file():  # an audit bundle (export)
+        from .cli_bundle import verify_bundle
+
+        return verify_bundle(Path(args.dir), args.json)
     from .layout import Layout
     from .verify import verify_journal
 
@@ -405,6 +409,24 @@ def _register_approval(sub: Any) -> None:
     register(sub)
 
 
+def _register_stats(sub: Any) -> None:
+    from .cli_stats import register
+
+    register(sub)
+
+
+def _register_views(sub: Any) -> None:
+    from .cli_views import register
+
+    register(sub)
+
+
+def _register_bundle(sub: Any) -> None:
+    from .cli_bundle import register
+
+    register(sub)
+
+
 def _register_mcp(sub: Any) -> None:
     from .mcp_server import register
 
@@ -432,6 +454,12 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "classify": _register_effects,
     "doctor": _register_effects,
     "policy": _register_policy,
+    "stats": _register_stats,
+    "diff": _register_stats,
+    "plot": _register_views,
+    "html": _register_views,
+    "lint": _register_bundle,
+    "export": _register_bundle,
     "mcp": _register_mcp,
     "pending": _register_approval,
     "approve": _register_approval,

@@ -1,0 +1,356 @@
+"""Audit bundles: one zip an auditor attaches to a change request (docs/audit-bundle.md).
+
+`export` packs a session's record: the journal (a consistent snapshot) and its head anchor,
+every evidence blob it references, RATIONALE.md and its pages, the HTML report, the policy
+files in force, and `manifest.json` (each file's size and SHA-256, the journal's verification,
+notes). cli_bundle.py checks one (`epistemic verify BUNDLE.zip`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from .errors import UsageError
+from .structs import struct
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any, BinaryIO
+
+    from .journal import Record
+    from .sessions import Loaded
+
+FORMAT = "epistemic-audit-bundle"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+JOURNAL = ".epistemic/journal.jsonl"
+ANCHOR = ".epistemic/head.json"
+EVIDENCE = ".epistemic/evidence/"
+PAGES = ".epistemic/report/"
+REPORT = "RATIONALE.md"
+HTML = "report.html"
+POLICY = "policy/"
+BLOCK = 1 << 20
+POLICY_CAP = 1 << 20  # policy files are small (policy_file.MAX_BYTES); a bigger one is not it
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+@struct
+class Entry:
+    """A file to put in the bundle: its name there, its role, and where its bytes come from."""
+
+    path: str
+    role: str
+    source: Path | None = None
+    data: bytes | None = None
+
+
+def export(target: Path, output: Path, force: bool) -> dict[str, Any]:
+    """Write the bundle of the session at `target` to `output`; return its manifest."""
+    import tempfile
+
+    from .sessions import ReadError, journal_of
+
+    _check_output(output, force)
+    try:
+        journal = journal_of(target).resolve()
+    except ReadError as error:
+        raise UsageError(str(error)) from None
+    with tempfile.TemporaryDirectory(prefix="epistemic-export-") as folder:
+        session = _snapshot(journal, Path(folder))
+        entries, manifest = _contents(session, Path(folder) / ".epistemic")
+        manifest["files"] = _write_zip(output, entries, manifest, force)
+    return manifest
+
+
+def _check_output(output: Path, force: bool) -> None:
+    if output.suffix != ".zip":
+        raise UsageError(f"{output}: a bundle's name ends in .zip (`epistemic verify` needs it)")
+    if output.is_dir():
+        raise UsageError(f"{output} is a directory")
+    if not output.parent.is_dir():
+        raise UsageError(f"{output.parent}: no such directory")
+    if output.exists() and not force:
+        raise UsageError(f"{output} exists; pass --force to replace it")
+
+
+def _snapshot(journal: Path, folder: Path) -> Loaded:
+    """Copy the journal and its anchor under the journal's shared lock (writers take it
+    exclusively for each append), and load the copy: one consistent state, even mid-session."""
+    import contextlib
+    import fcntl
+    import shutil
+
+    from .sessions import ReadError, load
+
+    record = folder / ".epistemic"
+    record.mkdir()
+    anchor, copy = journal.parent / "head.json", record / "journal.jsonl"
+    try:
+        with journal.open("rb") as source, copy.open("wb") as target:
+            with contextlib.suppress(OSError):  # no locks here: copy what is there
+                fcntl.flock(source, fcntl.LOCK_SH)
+            if anchor.is_file():
+                shutil.copyfile(anchor, record / "head.json")
+            shutil.copyfileobj(source, target, BLOCK)
+        session = load(copy)
+    except ReadError as error:
+        raise UsageError(str(error).replace(str(copy), str(journal))) from None
+    except OSError as error:
+        raise UsageError(f"{journal}: cannot read: {error.strerror or error}") from None
+    session.journal = journal  # the session's own place: its workspace, evidence, report
+    return session
+
+
+def _contents(session: Loaded, snapshot: Path) -> tuple[list[Entry], dict[str, Any]]:
+    """Every file of the bundle, and the manifest (without its file list, known once written)."""
+    from . import __version__
+    from .records import now
+
+    entries = [Entry(JOURNAL, "journal", snapshot / "journal.jsonl")]
+    if (snapshot / "head.json").is_file():
+        entries.append(Entry(ANCHOR, "anchor", snapshot / "head.json"))
+    notes = list(session.notes)
+    entries += _reports(session, notes)
+    policies = _policies(session, entries, notes)
+    evidence = _evidence(session, entries, notes)
+    integrity = session.integrity
+    manifest: dict[str, Any] = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "tool_version": __version__,
+        "created": now(),
+        "session": session.header.get("session"),
+        "source": {"journal": str(session.journal), "workspace": session.header.get("workspace")},
+        "verification": integrity.to_json() if integrity is not None else None,
+        "evidence": evidence,
+        "policies": policies,
+        "files": [],
+        "notes": notes,
+    }
+    return entries, manifest
+
+
+def _reports(session: Loaded, notes: list[str]) -> list[Entry]:
+    """RATIONALE.md, its finished pages, and the HTML report."""
+    entries: list[Entry] = []
+    report = session.workspace / REPORT
+    if report.is_file():
+        entries.append(Entry(REPORT, "report", data=report.read_bytes()))
+    else:
+        notes.append(f"{REPORT} is missing beside the journal: not included")
+    pages = session.journal.parent / "report"
+    for page in sorted(pages.glob("*.md")) if pages.is_dir() else []:
+        entries.append(Entry(PAGES + page.name, "page", data=page.read_bytes()))
+    html, problem = _html(session)
+    if html is not None:
+        entries.append(Entry(HTML, "html", data=html))
+    if problem:
+        notes.append(problem)
+    return entries
+
+
+def _html(session: Loaded) -> tuple[bytes | None, str | None]:
+    """The HTML report (html_report.render_html), or why it is not included."""
+    import importlib
+
+    try:
+        render = importlib.import_module(f"{__package__}.html_report").render_html
+    except (ImportError, AttributeError):
+        return None, "the HTML report is not included: this version cannot render it"
+    try:
+        return str(render(session)).encode("utf-8"), None
+    except Exception as error:  # another module's failure must not lose the whole bundle
+        return None, f"the HTML report is not included: rendering failed ({error!r})"
+
+
+def _policies(session: Loaded, entries: list[Entry], notes: list[str]) -> list[dict[str, Any]]:
+    """Each policy in force during the session (header, then `policy` records), once."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in session.records:
+        policy = record.get("policy") if record.get("kind") == "session" else record
+        if record.get("kind") not in ("session", "policy") or not isinstance(policy, dict):
+            continue
+        source, digest = str(policy.get("source", "")), str(policy.get("sha256", ""))
+        if source and (source, digest) not in found:
+            found[source, digest] = _policy(session, source, digest, entries, notes)
+    if not found:
+        notes.append("the journal records no policy (written before policies were applied)")
+    return list(found.values())
+
+
+def _policy(
+    session: Loaded, source: str, digest: str, entries: list[Entry], notes: list[str]
+) -> dict[str, Any]:
+    item: dict[str, Any] = {"source": source, "sha256": digest, "path": None, "note": None}
+    if source.startswith("preset:"):
+        item["note"] = "a preset: built in, no file"
+        return item
+    changed = None
+    for candidate in _policy_places(session, source):
+        data = _small_file(candidate)
+        if data is None:
+            continue
+        found = hashlib.sha256(data).hexdigest()
+        if found == digest:
+            name = POLICY + candidate.name
+            if any(entry.path == name for entry in entries):
+                name = f"{POLICY}{digest[:12]}-{candidate.name}"
+            entries.append(Entry(name, "policy", data=data))
+            item["path"] = name
+            return item
+        changed = changed or found
+    if changed:
+        item["note"] = f"the file has changed since (sha256 now {changed}): not included"
+    else:
+        item["note"] = "the file was not found: not included"
+    notes.append(f"policy {source}: {item['note']}")
+    return item
+
+
+def _policy_places(session: Loaded, source: str) -> list[Path]:
+    """Where a policy file may be now: as recorded, or at the same place in a moved workspace."""
+    recorded = str(session.header.get("workspace") or "")
+    path = Path(source)
+    places = [path] if path.is_absolute() else [Path(recorded) / path, session.workspace / path]
+    if recorded and source.startswith(recorded.rstrip("/") + "/"):
+        places.append(session.workspace / source[len(recorded.rstrip("/")) + 1 :])
+    return list(dict.fromkeys(places))
+
+
+def _small_file(path: Path) -> bytes | None:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(POLICY_CAP + 1)
+    except OSError:
+        return None
+    return data if len(data) <= POLICY_CAP else None
+
+
+def _evidence(session: Loaded, entries: list[Entry], notes: list[str]) -> dict[str, Any]:
+    """Every blob the journal references; the missing ones are noted, not invented."""
+    store = session.journal.parent / "evidence"
+    refs = evidence_refs(session.records)
+    missing = []
+    for digest, line in sorted(refs.items()):
+        blob = store / digest[:2] / digest
+        if blob.is_file():
+            entries.append(Entry(f"{EVIDENCE}{digest[:2]}/{digest}", "evidence", blob))
+        else:
+            missing.append(digest)
+            notes.append(f"evidence {digest} (referenced on line {line}) is missing")
+    return {"referenced": len(refs), "included": len(refs) - len(missing), "missing": missing}
+
+
+def evidence_refs(records: list[Record]) -> dict[str, int | None]:
+    """The SHA-256 of every evidence ref in the records, with the line that first names it."""
+    found: dict[str, int | None] = {}
+    for record in records:
+        line = record.get("n")
+        for digest in _refs_in(record, 0):
+            found.setdefault(digest, line if isinstance(line, int) else None)
+    return found
+
+
+def _refs_in(value: object, depth: int) -> Iterator[str]:
+    """An evidence ref is an object with a 64-hex `sha256` and an integer `bytes`."""
+    if depth > 8:
+        return
+    if isinstance(value, dict):
+        digest = value.get("sha256")
+        if isinstance(digest, str) and HEX64.fullmatch(digest) and "bytes" in value:
+            yield digest
+        for item in value.values():
+            yield from _refs_in(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _refs_in(item, depth + 1)
+
+
+def _write_zip(
+    output: Path, entries: list[Entry], manifest: dict[str, Any], force: bool
+) -> list[dict[str, Any]]:
+    """Write beside the output, fsync, then move into place; return the manifest's file list."""
+    import json
+    import zipfile
+
+    from .fsutil import make_unique
+
+    handle, temp = make_unique(output.parent, prefix=f".{output.name}.", suffix=".tmp", mode=0o644)
+    try:
+        with os.fdopen(handle, "wb") as raw:
+            with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
+                files = [_add(archive, entry) for entry in entries]
+                manifest["files"] = files
+                text = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+                archive.writestr(_info(MANIFEST), text.encode("utf-8"))
+            raw.flush()
+            os.fsync(raw.fileno())
+        _place(temp, output, force)
+    finally:
+        temp.unlink(missing_ok=True)
+    return files
+
+
+def _info(name: str) -> Any:
+    import time
+    import zipfile
+
+    info = zipfile.ZipInfo(name, time.localtime()[:6])
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o100644 << 16  # a regular file, rw-r--r--
+    return info
+
+
+def _add(archive: Any, entry: Entry) -> dict[str, Any]:
+    """Copy one file in, hashing exactly the bytes written."""
+    digest, size = hashlib.sha256(), 0
+    big = entry.source is not None and entry.source.stat().st_size >= 1 << 31
+    with archive.open(_info(entry.path), "w", force_zip64=big) as out:
+        for block in _blocks(entry):
+            digest.update(block)
+            size += len(block)
+            out.write(block)
+    return {"path": entry.path, "role": entry.role, "size": size, "sha256": digest.hexdigest()}
+
+
+def _blocks(entry: Entry) -> Iterator[bytes]:
+    if entry.data is not None:
+        yield entry.data
+        return
+    assert entry.source is not None
+    with entry.source.open("rb") as handle:
+        yield from iter(lambda: handle.read(BLOCK), b"")
+
+
+def _place(temp: Path, output: Path, force: bool) -> None:
+    """Rename into place; without --force never replace a file that appeared meanwhile."""
+    if force:
+        os.replace(temp, output)
+        return
+    try:
+        os.link(temp, output)
+    except FileExistsError:
+        raise UsageError(f"{output} exists; pass --force to replace it") from None
+    except OSError:  # no hard links on this file system: check, then rename
+        if output.exists():
+            raise UsageError(f"{output} exists; pass --force to replace it") from None
+        os.replace(temp, output)
+
+
+def sha256_stream(stream: BinaryIO, limit: int, sink: BinaryIO | None = None) -> tuple[str, int]:
+    """Hash a stream, reading at most `limit + 1` bytes (so a lying size is seen, not obeyed)."""
+    digest, count = hashlib.sha256(), 0
+    while count <= limit:
+        block = stream.read(min(BLOCK, limit + 1 - count))
+        if not block:
+            break
+        digest.update(block)
+        count += len(block)
+        if sink is not None:
+            sink.write(block)
+    return digest.hexdigest(), count

@@ -1,0 +1,250 @@
+"""The numbers of `epistemic stats`: one row per session (sessions.summary plus a few extras),
+their totals over many sessions, and what each revert undid. Read from the journal alone."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .journal import FORMAT_VERSION
+from .sessions import Loaded, summary
+from .vocabulary import act_order
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .journal import Record
+    from .records import CallView
+
+#: Row keys summed as they are into the totals.
+SUMMED = (
+    "calls",
+    "ran",
+    "rejected",
+    "failed",
+    "unknown",
+    "reverts",
+    "approved",
+    "denied",
+    "hypotheses",
+    "model_calls",
+    "model_errors",
+    "tokens_reported",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "files_changed",
+)
+#: Row keys holding {name: count}, summed name by name.
+COUNTED = ("acts", "rejections", "flags")
+CHANGE_KEYS = ("created", "modified", "deleted")
+
+
+def session_stats(loaded: Loaded) -> dict[str, Any]:
+    """One session's row: `sessions.summary` and the extras documented in docs/stats.md."""
+    row = summary(loaded)
+    model = loaded.of_kind("model")
+    ending = loaded.of_kind("stop")
+    integrity = loaded.integrity
+    row.update(
+        started=loaded.header.get("started"),
+        ran=sum(1 for view in loaded.views if view.status == "ran"),
+        rejected=sum(row["rejections"].values()),
+        model_errors=len(loaded.of_kind("model-error")),
+        tokens_reported=sum(1 for r in model if _count(r.get("prompt_tokens")) is not None),
+        cached_tokens=sum(_count(r.get("cached_tokens")) or 0 for r in model),
+        files_changed=len({p for key in CHANGE_KEYS for p in row["changed"][key]}),
+        stop_message=_text(ending[-1].get("message")) if ending else None,
+        reverted=revert_calls(loaded),
+        integrity_problem=integrity.problem if integrity else None,
+    )
+    row["undone"] = sorted({seq for revert in row["reverted"] for seq in revert["undoes"]})
+    row["notes"] = [*row["notes"], *version_notes(loaded.records), *_verify_notes(loaded)]
+    return row
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _count(value: Any) -> int | None:
+    """A token count as the provider reported it; None when it did not (or sent a non-number)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _verify_notes(loaded: Loaded) -> list[str]:
+    return [f"verify: {note}" for note in loaded.integrity.notes] if loaded.integrity else []
+
+
+def version_notes(records: list[Record]) -> list[str]:
+    """Notes on lines older than this reader, or without a format version (newer ones are
+    noted by read_records)."""
+    older = Counter(
+        version
+        for record in records
+        if isinstance(version := record.get("v"), int) and version < FORMAT_VERSION
+    )
+    unversioned = sum(1 for record in records if not isinstance(record.get("v"), int))
+    notes = [
+        f"{count} line(s) have format version {version}, older than this reader's "
+        f"{FORMAT_VERSION}; read as version {FORMAT_VERSION}"
+        for version, count in sorted(older.items())
+    ]
+    if unversioned:
+        notes.append(
+            f"{unversioned} line(s) carry no format version `v`; read as version {FORMAT_VERSION}"
+        )
+    return notes
+
+
+def revert_calls(loaded: Loaded) -> list[dict[str, Any]]:
+    """Each revert call: its command, the paths it touched, and the earlier calls it undid
+    (mutating calls that changed one of those paths since the last revert of that path)."""
+    declared = {r.get("seq"): r for r in loaded.of_kind("call")}
+    changed_by: dict[str, list[int]] = {}
+    found: list[dict[str, Any]] = []
+    for view in loaded.views:
+        if view.status == "rejected":
+            continue
+        paths = touched(view, declared.get(view.seq, {}))
+        if view.act == "revert":
+            done = view.status != "denied"  # a denied revert did not run: it undid nothing
+            undoes = {seq for path in paths for seq in changed_by.pop(path, [])} if done else ()
+            found.append(_revert(view, paths, sorted(undoes)))
+        elif view.status == "denied":
+            continue
+        elif view.mutating:
+            for path in paths:
+                changed_by.setdefault(path, []).append(view.seq)
+    return found
+
+
+def _revert(view: CallView, paths: list[str], undoes: list[int]) -> dict[str, Any]:
+    return {
+        "seq": view.seq,
+        "status": view.status,
+        "ok": view.ok,
+        "command": view.command,
+        "reason": view.reason,
+        "paths": paths,
+        "observed": view.observed is not None,
+        "undoes": undoes,
+    }
+
+
+def touched(view: CallView, declaration: Record) -> list[str]:
+    """The paths a call was seen to change; when it was not observed, the ones it declared."""
+    if view.observed is not None:
+        lists = [view.observed.get(key) for key in CHANGE_KEYS]
+    else:
+        effect = declaration.get("effect")
+        effect = effect if isinstance(effect, dict) else {}
+        path = declaration.get("path")
+        lists = [effect.get("writes"), effect.get("deletes"), [path] if view.mutating else None]
+    paths = [str(p) for items in lists if isinstance(items, list) for p in items if p]
+    return list(dict.fromkeys(paths))
+
+
+def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The sums over many sessions' rows (see docs/stats.md for each key)."""
+    result: dict[str, Any] = {"sessions": len(rows)}
+    for key in SUMMED:
+        result[key] = sum(int(row.get(key) or 0) for row in rows)
+    for key in COUNTED:
+        counts: Counter[str] = Counter()
+        for row in rows:
+            counts.update(row.get(key) or {})
+        result[key] = dict(counts)
+    acts = result["acts"] = {
+        act: result["acts"][act] for act in sorted(result["acts"], key=act_order)
+    }
+    total = sum(acts.values())
+    result["shares"] = {act: round(count / total, 4) for act, count in acts.items()}
+    known = [row["wall_time"] for row in rows if isinstance(row.get("wall_time"), int | float)]
+    result["wall_time"] = round(sum(known), 3) if known else None
+    result["stops"] = dict(Counter(str(row.get("stop") or "none") for row in rows))
+    result["integrity"] = dict(Counter(str(row.get("integrity") or "unchecked") for row in rows))
+    result["with_notes"] = sum(1 for row in rows if row.get("notes"))
+    return result
+
+
+# -- text: many sessions, one line each -------------------------------------------------------
+
+#: The table's act columns: short headers, in vocabulary order.
+ACT_COLUMNS = {
+    "collect-info": "info",
+    "test-hypothesis": "hyp",
+    "verify": "ver",
+    "change-state": "chg",
+    "setup": "set",
+    "revert": "rev",
+    "cleanup": "cln",
+}
+WIDTHS = (5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 7, 5, 7, 14, 8)  # after the name column
+
+
+def table(rows: list[dict[str, Any]], total: dict[str, Any]) -> list[str]:
+    """One line per session, then TOTALS, then the act shares over all of them."""
+    names = labels(rows)
+    width = min(max(len(name) for name in [*names, "session", "TOTALS"]), 40)
+    header = ["session", "calls", *ACT_COLUMNS.values(), "rej", "fail", "unk"]
+    header += ["flag", "appr", "deny", "wall", "model", "tokens", "stop", "chain"]
+    lines = [_joined(header, width)]
+    for row, name in zip(rows, names, strict=True):
+        lines.append(_joined(_cells(row, _fit(name, width)), width))
+    lines.append("-" * len(lines[0]))
+    lines.append(_joined(_cells({**total, "stop": "", "integrity": ""}, "TOTALS"), width))
+    shares = " · ".join(
+        f"{act}{f' ({ACT_COLUMNS[act]})' if act in ACT_COLUMNS else ''} {share:.1%}"
+        for act, share in total["shares"].items()
+    )
+    lines.append(f"shares over {total['sessions']} sessions: {shares or 'no calls'}")
+    return lines
+
+
+def labels(rows: list[dict[str, Any]]) -> list[str]:
+    """Short names: each workspace relative to the folder all of them share."""
+    import os
+    from pathlib import Path
+
+    if len(rows) < 2:
+        return [row["name"] for row in rows]
+    workspaces = [str(Loaded(Path(row["journal"]), [], []).workspace) for row in rows]
+    common = os.path.commonpath(workspaces)
+    return [
+        os.path.relpath(folder, common) if folder != common else row["name"]
+        for folder, row in zip(workspaces, rows, strict=True)
+    ]
+
+
+def _cells(row: dict[str, Any], name: str) -> list[str]:
+    acts = [str(row["acts"].get(act, 0)) for act in ACT_COLUMNS]
+    counts = [row[key] for key in ("rejected", "failed", "unknown")]
+    counts += [sum(row["flags"].values()), row["approved"], row["denied"]]
+    tokens = row["prompt_tokens"] + row["completion_tokens"] if row["tokens_reported"] else "-"
+    ending = [str(row["stop"] or "-"), str(row["integrity"] or "-")]
+    cells = [name, str(row["calls"]), *acts, *map(str, counts), duration(row["wall_time"])]
+    return [*cells, str(row["model_calls"]), str(tokens), *ending]
+
+
+def _joined(cells: list[str], first: int) -> str:
+    """One line: the name and the last two cells (text) left-aligned, numbers right-aligned."""
+    out = []
+    for index, (cell, size) in enumerate(zip(cells, (first, *WIDTHS), strict=True)):
+        left = index == 0 or index >= len(cells) - 2
+        out.append(cell.ljust(size) if left else cell.rjust(size))
+    return "  ".join(out).rstrip()
+
+
+def _fit(name: str, width: int) -> str:
+    return name if len(name) <= width else "…" + name[-(width - 1) :]
+
+
+def duration(seconds: float | None) -> str:
+    """1.1s, 3m20s, 2h05m; - when unknown."""
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
