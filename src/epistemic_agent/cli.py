@@ -427,6 +427,12 @@ def _register_bundle(sub: Any) -> None:
     register(sub)
 
 
+def _register_bench(sub: Any) -> None:
+    from .cli_bench import register
+
+    register(sub)
+
+
 def _register_mcp(sub: Any) -> None:
     from .mcp_server import register
 
@@ -461,6 +467,7 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "lint": _register_bundle,
     "export": _register_bundle,
     "mcp": _register_mcp,
+    "bench": _register_bench,
     "pending": _register_approval,
     "approve": _register_approval,
     "deny": _register_approval,

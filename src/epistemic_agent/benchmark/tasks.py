@@ -1,0 +1,113 @@
+"""Benchmark tasks: finding them, preparing a fresh workspace, and asking the oracle."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from ..structs import struct
+from . import TASKS_DIR
+
+ORACLE_TIMEOUT = 120.0
+PREPARE_TIMEOUT = 120.0
+
+
+class TaskError(Exception):
+    """A task that cannot be used: unknown name, missing file, a prepare script that failed."""
+
+
+@struct
+class Task:
+    """One task folder."""
+
+    name: str
+    folder: Path
+
+    @property
+    def prompt(self) -> str:
+        return (self.folder / "task.md").read_text(encoding="utf-8").strip()
+
+    @property
+    def reference(self) -> Path:
+        return self.folder / "reference.json"
+
+    @property
+    def wrong(self) -> list[Path]:
+        return sorted((self.folder / "wrong").glob("*.json"))
+
+
+def all_tasks(root: Path = TASKS_DIR) -> list[Task]:
+    """Every task under `root`, by name."""
+    if not root.is_dir():
+        return []
+    return [
+        Task(folder.name, folder)
+        for folder in sorted(root.iterdir())
+        if folder.is_dir() and (folder / "task.md").is_file()
+    ]
+
+
+def select(names: list[str] | None, root: Path = TASKS_DIR) -> list[Task]:
+    """The tasks named (all when None); TaskError names the unknown ones."""
+    tasks = all_tasks(root)
+    if not names:
+        return tasks
+    known = {task.name: task for task in tasks}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise TaskError(f"unknown task(s) {', '.join(unknown)}; the tasks are {', '.join(known)}")
+    return [known[name] for name in dict.fromkeys(names)]
+
+
+def check_task(task: Task) -> list[str]:
+    """What a task folder lacks (empty when it is complete)."""
+    problems = []
+    for name in ("task.md", "workspace", "oracle", "reference.json"):
+        if not (task.folder / name).exists():
+            problems.append(f"{task.name}: no {name}")
+    for script in ("oracle", "prepare"):
+        path = task.folder / script
+        if path.exists() and not os.access(path, os.X_OK):
+            problems.append(f"{task.name}: {script} is not executable")
+    if not task.wrong:
+        problems.append(f"{task.name}: no wrong/*.json (a wrong solution the oracle must fail)")
+    return problems
+
+
+def prepare_workspace(task: Task, workspace: Path) -> None:
+    """A fresh copy of the task's workspace at `workspace`, with `prepare` run in it."""
+    if workspace.exists():
+        shutil.rmtree(workspace)
+    shutil.copytree(
+        task.folder / "workspace", workspace, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    prepare = task.folder / "prepare"
+    if prepare.exists():
+        done = _run([str(prepare)], workspace, PREPARE_TIMEOUT)
+        if done.returncode != 0:
+            raise TaskError(f"{task.name}: prepare failed: {_tail(done)}")
+
+
+def run_oracle(task: Task, workspace: Path) -> tuple[bool, str]:
+    """The task's judge, run outside the gate on the finished workspace: passed, and why."""
+    done = _run([str(task.folder / "oracle"), str(workspace)], workspace, ORACLE_TIMEOUT)
+    return done.returncode == 0, _tail(done) or f"exit {done.returncode}"
+
+
+def _run(argv: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(argv, 124, "", f"timed out after {timeout:g} s")
+    except OSError as error:
+        return subprocess.CompletedProcess(argv, 126, "", f"cannot run: {error}")
+
+
+def _tail(done: subprocess.CompletedProcess[str]) -> str:
+    """The last non-empty line the script printed (its verdict)."""
+    lines = [line.strip() for line in (done.stdout + "\n" + done.stderr).splitlines()]
+    return next((line for line in reversed(lines) if line), "")[:500]

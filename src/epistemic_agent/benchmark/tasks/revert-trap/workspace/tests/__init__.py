@@ -1,0 +1,1 @@
+"""Unit tests: run `python3 -m unittest` from the project folder."""

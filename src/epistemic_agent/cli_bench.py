@@ -1,0 +1,145 @@
+"""`epistemic bench`: run a model on the benchmark's tasks, judge each with its oracle, and
+report the outcome and the shape of every session."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .errors import UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from typing import Any
+
+DEFAULT_OUT = "epistemic-bench"
+#: Short column labels for the act types, in the vocabulary's order.
+SHORT = {
+    "collect-info": "ci",
+    "test-hypothesis": "th",
+    "verify": "v",
+    "change-state": "cs",
+    "setup": "su",
+    "revert": "rv",
+    "cleanup": "cl",
+}
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="run a model on the benchmark's tasks, judged by their oracles",
+        description="Each task runs in a fresh copy of its workspace under -o DIR, up to "
+        "--jobs at a time; then its hidden oracle judges the result. `--model replay` plays "
+        "each task's reference session (no key needed). A rerun with the same -o and model "
+        "skips tasks already finished. Exit 0 when every task passed, 1 otherwise, 2 on "
+        "usage errors.",
+    )
+    p.add_argument("--model", help="PROVIDER:MODEL, or replay (default: $EPISTEMIC_MODEL)")
+    p.add_argument("--tasks", metavar="NAMES", help="comma-separated task names (default: all)")
+    p.add_argument("--jobs", type=int, default=2, metavar="N", help="tasks at once (default 2)")
+    p.add_argument("--max-steps", type=int, default=80, metavar="N", help="per task (default 80)")
+    p.add_argument("-o", dest="out", default=DEFAULT_OUT, metavar="DIR", help="output folder")
+    p.add_argument("--fresh", action="store_true", help="run every task again, even finished")
+    p.add_argument("--base-url", help="an OpenAI-compatible server (passed to `epistemic run`)")
+    p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this variable")
+    p.add_argument("--list", action="store_true", help="list the tasks and exit")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.set_defaults(handler=_cmd_bench)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .benchmark.runner import BenchConfig, run_all
+    from .benchmark.tasks import TaskError, select
+
+    names = [n.strip() for n in args.tasks.split(",") if n.strip()] if args.tasks else None
+    try:
+        tasks = select(names)
+    except TaskError as error:
+        raise UsageError(str(error)) from None
+    if args.list:
+        for task in tasks:
+            print(f"{task.name:<24} {task.prompt.splitlines()[0][:90]}")
+        return 0
+    model = args.model or os.environ.get("EPISTEMIC_MODEL")
+    if not model:
+        raise UsageError("name a model with --model (or `--model replay` for the references)")
+    if args.jobs < 1 or args.max_steps < 1:
+        raise UsageError("--jobs and --max-steps must be at least 1")
+    extra = []
+    for flag, value in (("--base-url", args.base_url), ("--api-key-env", args.api_key_env)):
+        if value:
+            extra += [flag, value]
+    out = Path(args.out).resolve()
+    config = BenchConfig(model, out, args.max_steps, args.jobs, args.fresh, tuple(extra))
+    with _progress(len(tasks)) as advance:
+        rows = run_all(tasks, config, advance)
+    if args.json:
+        from .benchmark.runner import totals
+
+        print(json.dumps({"model": model, "tasks": rows, "totals": totals(rows)}, indent=1))
+    else:
+        _table(rows)
+        print(f"results: {out / 'results.json'}; journals: {out}/*/workspace/.epistemic")
+    return 0 if all(row.get("passed") for row in rows) else 1
+
+
+class _progress:
+    """A progress bar on stderr, advanced once per finished task."""
+
+    def __init__(self, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.bar = Progress(
+            TextColumn("bench"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.description}"),
+            console=Console(stderr=True),
+        )
+        self.task = self.bar.add_task("", total=total)
+
+    def __enter__(self) -> Any:
+        self.bar.start()
+        return self.advance
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+    def advance(self, row: dict[str, Any]) -> None:
+        verdict = "PASS" if row.get("passed") else "FAIL"
+        resumed = " (finished earlier)" if row.get("resumed") else ""
+        self.bar.advance(self.task)
+        self.bar.update(self.task, description=f"{row['task']}: {verdict}{resumed}")
+
+
+def _table(rows: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(header_style="bold")
+    columns = ("task", "result", "calls", "shape", "rej", "rev", "flags", "tokens", "wall s")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("task", "shape") else "right")
+    for row in rows:
+        shape = " ".join(f"{SHORT.get(act, act)}{n}" for act, n in (row.get("shape") or {}).items())
+        tokens = int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
+        table.add_row(
+            row["task"],
+            "[green]PASS[/]" if row.get("passed") else "[red]FAIL[/]",
+            str(row.get("calls", 0)),
+            shape,
+            str(row.get("rejections", 0)),
+            str(row.get("reverts", 0)),
+            str(row.get("flags", 0)),
+            str(tokens),
+            f"{float(row.get('wall_time') or 0):.1f}",
+        )
+    Console().print(table)
+    for row in rows:
+        if not row.get("passed"):
+            print(f"{row['task']}: {row.get('verdict')}", file=sys.stderr)
