@@ -171,7 +171,7 @@ def test_a_task_whose_prepare_fails_is_reported_not_crashed(tmp_path: Path) -> N
     folder = tmp_path / "tasks" / "broken"
     (folder / "workspace").mkdir(parents=True)
     (folder / "task.md").write_text("Do the thing.\n")
-    (folder / "prepare").write_text("#!/bin/sh\necho 'no database today' >&2\nexit 1\n")
+    (folder / "prepare").write_text("import sys\nsys.exit('no database today')\n")
     (folder / "prepare").chmod(0o755)
     [task] = select(["broken"], tmp_path / "tasks")
     assert check_task(task) == [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from ..structs import struct
@@ -83,16 +84,17 @@ def prepare_workspace(task: Task, workspace: Path) -> None:
     shutil.copytree(
         task.folder / "workspace", workspace, ignore=shutil.ignore_patterns("__pycache__")
     )
-    prepare = task.folder / "prepare"
+    prepare = task.folder / "prepare"  # a Python script, like the oracle
     if prepare.exists():
-        done = _run([str(prepare)], workspace, PREPARE_TIMEOUT)
+        done = _run([sys.executable, str(prepare)], workspace, PREPARE_TIMEOUT)
         if done.returncode != 0:
             raise TaskError(f"{task.name}: prepare failed: {_tail(done)}")
 
 
 def run_oracle(task: Task, workspace: Path) -> tuple[bool, str]:
     """The task's judge, run outside the gate on the finished workspace: passed, and why."""
-    done = _run([str(task.folder / "oracle"), str(workspace)], workspace, ORACLE_TIMEOUT)
+    oracle = task.folder / "oracle"  # run by this interpreter: a wheel may drop the x bit
+    done = _run([sys.executable, str(oracle), str(workspace)], workspace, ORACLE_TIMEOUT)
     return done.returncode == 0, _tail(done) or f"exit {done.returncode}"
 
 
