@@ -105,8 +105,21 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
+def _english_only() -> None:
+    """argparse looks up every message it builds with gettext, and the first lookup imports
+    locale and searches the disk for catalogues (about 10 ms of every `epistemic exec` here).
+    CPython ships no argparse translations and our own messages are English: skip it."""
+    setattr(argparse, "_", str)  # noqa: B010 - typeshed does not declare argparse._
+    setattr(argparse, "ngettext", _plural)  # noqa: B010
+
+
+def _plural(singular: str, plural: str, count: int) -> str:
+    return singular if count == 1 else plural
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; given the command about to run, only its group is built (start-up cost)."""
+    _english_only()
     parser = _Parser(
         prog="epistemic",
         description="Gated, justified, journaled tool calls: every act says what it is and why.",

@@ -21,6 +21,14 @@ if TYPE_CHECKING:
 
 
 DEFAULT_APPROVAL_TIMEOUT = 600.0  # seconds
+ALLOW = Decision("allow", None, "no policy rule applies")
+#: Record fields written by the tool itself, never free text: not scanned for secrets.
+PLAIN_FIELDS = frozenset(
+    (
+        *("kind", "t", "seq", "pid", "act", "mutating", "lines", "inputs", "evidence"),
+        *("enforcement", "started", "session", "tool_version", "python", "decision", "channel"),
+    )
+)
 SCRUB_CHUNK = 1 << 20  # output is scrubbed a chunk at a time, each cut after a newline
 
 
@@ -67,6 +75,8 @@ class Guard:
         rejections: int,
         seq: int,
     ) -> Decision:
+        if self.trivial:  # no rule can say anything else: spare the facts (a shlex parse)
+            return ALLOW
         facts = call_facts(
             tool=call.tool,
             act=call.act,
@@ -114,6 +124,8 @@ class Guard:
         """Replace secrets in a capture file before anyone reads it: one read when there are
         none (the usual case), else a rewrite; memory stays flat whatever the output's size."""
         try:
+            if os.stat(path).st_size == 0:  # most stderr: nothing to open
+                return 0
             with path.open("rb") as source:
                 found = sum(self.redactor.data(chunk)[1] for chunk in _chunks(source))
         except FileNotFoundError:
@@ -128,8 +140,21 @@ class Guard:
         return found
 
     def scrub(self, value: Any) -> tuple[Any, int]:
-        """Any JSON-like value with every secret in its strings replaced by a marker."""
-        return self.redactor.value(value)
+        """Any JSON-like value with every secret in its strings replaced by a marker. In a
+        record, the fields that never hold free text are passed over (it runs on every call)."""
+        if not isinstance(value, dict):
+            return self.redactor.value(value)
+        total, out = 0, {}
+        for key, item in value.items():
+            if key in PLAIN_FIELDS or not isinstance(item, str | dict | list):
+                out[key] = item
+                continue
+            if key == "effect" and not total:  # derived from the command, which had none
+                out[key] = item
+                continue
+            out[key], count = self.redactor.value(item)
+            total += count
+        return (out if total else value), total
 
 
 def written_paths(call: Call, effect: Effect | None) -> list[str]:
