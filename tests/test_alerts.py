@@ -126,3 +126,26 @@ def test_the_hook_sees_its_event_in_the_environment(tmp_path: Path) -> None:
     assert Alerts((hook,), str(tmp_path)).fire("flag", {"seq": 2})[0]["ok"] is True
     assert out.read_text().strip() == "flag"
     assert Alerts((hook,), str(tmp_path)).fire("revert", {"seq": 3}) == []
+
+
+def test_a_denied_revert_is_not_a_revert(ws: Path, tmp_path: Path) -> None:
+    sink = alerts_file(tmp_path)
+    path = policy_with_hooks(
+        tmp_path,
+        '[[rule]]\nid = "reverts"\nwhen = "act == \'revert\' && reverts == 0"\ndecision = "ask"\n'
+        f'[[hook]]\non = ["first-revert"]\ncommand = "cat >> {sink}"\n',
+    )
+
+    class NoThenYes:
+        def __init__(self) -> None:
+            self.answers = ["denied", "approved"]
+
+        def ask(self, request: Request) -> Answer:
+            return Answer(self.answers.pop(0), "carol", "test", "")
+
+    with Session(ws, policy=load_policy(path), approver=NoThenYes()) as session:
+        session.bash("echo one > a.txt", "change-state", CHANGE)
+        denied = session.bash("rm a.txt", "revert", UNDO)
+        ran = session.bash("rm a.txt", "revert", UNDO)  # still the first: asked again
+    assert denied.status == "denied" and ran.status == "ran"
+    assert [(e["event"], e["seq"]) for e in received(tmp_path)] == [("first-revert", 3)]

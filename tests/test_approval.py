@@ -25,7 +25,7 @@ from epistemic_agent.approval import Answer, Request
 from epistemic_agent.policy import PolicyError, load_policy, preset
 from epistemic_agent.providers.base import ToolResults
 from epistemic_agent.providers.replay import ReplayProvider
-from epistemic_agent.session import Session
+from epistemic_agent.session import Session, Settings
 from epistemic_agent.verify import verify_journal
 from epistemic_agent.vocabulary import ACT_NAMES, is_mutating
 
@@ -493,3 +493,89 @@ def test_an_agent_may_not_answer_approval_requests(ws: Path, command: str, answe
     with Session(ws) as session:
         result = session.bash(command, "change-state", "Unblock the pending call so work goes on.")
     assert (result.status == "rejected" and result.rule == "self-approval") is answers
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm migrations/0001_init.py",
+        "rm $PWD/migrations/0001_init.py",
+        "rm ${PWD}/migrations/0001_init.py",
+        "rm {ws}/migrations/0001_init.py",
+        "rm ./x/../migrations/0001_init.py",
+        "find migrations -delete",
+    ],
+)
+def test_paths_are_facts_however_the_command_names_them(ws: Path, command: str) -> None:
+    (ws / "epistemic.toml").write_text(DOC_POLICY)
+    (ws / "migrations").mkdir()
+    (ws / "migrations" / "0001_init.py").write_text("x = 1\n")
+    with Session(ws, approver=Scripted(("approved", ""))) as session:
+        result = session.bash(
+            command.replace("{ws}", str(ws)), "change-state", "Remove the old migration."
+        )
+    assert result.status == "rejected" and "no-migrations" in str(result.message)
+    assert (ws / "migrations" / "0001_init.py").exists()
+
+
+def test_an_answer_written_before_the_question_is_not_an_answer(ws: Path) -> None:
+    pending_dir = ws / ".epistemic" / "pending"
+    pending_dir.mkdir(parents=True)
+    forged = {"decision": "approved", "by": "alice", "comment": "ok"}
+    (pending_dir / "1.answer.json").write_text(json.dumps(forged))
+    settings = Settings(approval_timeout=0.3, approval_channel="file")
+    with Session(ws, settings, policy=preset("approve-mutating")) as session:
+        result = session.bash("touch made.txt", "change-state", CHANGE)
+    assert result.status == "denied" and not (ws / "made.txt").exists()
+    assert of_kind(ws, "approval")[0]["timed_out"] is True
+
+
+def test_an_answer_that_does_not_name_the_request_is_a_denial(ws: Path) -> None:
+    import threading
+
+    settings = Settings(approval_timeout=20, approval_channel="file")
+    answer = ws / ".epistemic" / "pending" / "1.answer.json"
+
+    def forge() -> None:  # someone who saw a request coming, but not its nonce
+        wait_for(lambda: (ws / ".epistemic" / "pending" / "1.request.json").exists(), "request")
+        answer.write_text(json.dumps({"decision": "approved", "by": "mallory"}))
+
+    thread = threading.Thread(target=forge)
+    thread.start()
+    with Session(ws, settings, policy=preset("approve-mutating")) as session:
+        result = session.bash("touch made.txt", "change-state", CHANGE)
+    thread.join()
+    assert result.status == "denied" and "no matching nonce" in str(result.message)
+    assert not (ws / "made.txt").exists()
+
+
+def test_the_policy_file_is_not_the_agents_to_change(ws: Path) -> None:
+    (ws / "epistemic.toml").write_text(DOC_POLICY)
+    with Session(ws, approver=Scripted(("approved", ""))) as session:
+        moved = session.bash("mv epistemic.toml /tmp/elsewhere.toml", "setup", CHANGE)
+        written = session.write_file("epistemic.toml", 'default = "allow"\n', CHANGE)
+        read = session.read_file("epistemic.toml", LOOK)
+    assert moved.status == "rejected" and moved.rule == "path-protected"
+    assert written.status == "rejected" and written.rule == "path-protected"
+    assert read.status == "ran" and "no-migrations" in read.stdout
+    assert (ws / "epistemic.toml").read_text() == DOC_POLICY
+
+
+def test_a_session_whose_policy_file_vanished_does_not_go_on_without_one(ws: Path) -> None:
+    (ws / "epistemic.toml").write_text('default = "allow"\n')
+    with Session(ws):
+        pass
+    (ws / "epistemic.toml").unlink()  # by whatever means
+    with pytest.raises(PolicyError, match="the policy this session was under is gone"):
+        Session(ws)
+    with Session(ws, policy=preset("approve-none")) as session:  # named: a human's choice
+        assert session.bash("ls", "collect-info", LOOK).status == "ran"
+    assert of_kind(ws, "policy")[-1]["source"] == "preset:approve-none"
+
+
+def test_what_a_human_is_shown_cannot_redraw_the_screen() -> None:
+    from epistemic_agent.approval import visible
+
+    shown = visible("rm -f a #\x1b[2K\r  command  cat a\n  effect   read-only\u202e")
+    assert "\x1b" not in shown and "\r" not in shown and "\u202e" not in shown
+    assert "\\x1b[2K\\r" in shown and "\n           │   effect   read-only" in shown

@@ -9,6 +9,7 @@ import os
 import resource
 import shlex
 import signal
+import subprocess
 import time
 import tracemalloc
 from pathlib import Path
@@ -452,3 +453,22 @@ def test_capture_files_are_removed_when_the_session_closes(ws: Path) -> None:
         session.bash("true", "verify", REASON)
         assert len(list((ws / ".epistemic" / "tmp").iterdir())) == 2
     assert list((ws / ".epistemic" / "tmp").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "escape",
+    ["setsid -f sleep {marker}", "( ( sleep {marker} & ) & )", "nohup setsid sleep {marker} &"],
+)
+def test_a_session_stops_processes_that_escape_the_group(tmp_path: Path, escape: str) -> None:
+    from epistemic_agent.session import Session
+
+    marker = f"31.{os.getpid()}{len(escape)}"
+    with Session(tmp_path) as session:
+        result = session.bash(
+            escape.format(marker=marker) + "\ntrue",
+            "setup",
+            "start the helper the later steps rely on, in the background",
+        )
+    survivors = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True)
+    assert survivors.stdout == "", "a process escaped the end of its call"
+    assert result.ok and "background processes it left were stopped" in result.outcome

@@ -641,9 +641,9 @@ def test_check_prints_each_rule_and_ok(
         "id": "no-migrations",
         "decision": "deny",
         "message": "migrations/ is history: write a new migration by hand instead",
-        "when": "mutating && paths.exists(p, p.startsWith('migrations/'))",
+        "when": "mutating && paths.exists(p, p == 'migrations' || p.startsWith('migrations/'))",
         "line": 4,
-        "examples": 3,
+        "examples": 4,
     }
 
 

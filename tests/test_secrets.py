@@ -147,3 +147,10 @@ def test_model_text_and_the_task_are_scrubbed(ws: Path) -> None:
     records = [json.loads(x) for x in (ws / ".epistemic/journal.jsonl").read_text().splitlines()]
     assert records[0]["task"] == "deploy with [REDACTED:openai-key]"
     assert records[-1]["redacted"] == 1
+
+
+def test_observed_paths_and_flags_are_scrubbed(ws: Path) -> None:
+    with Session(ws) as session:
+        result = session.bash('touch "out-$DEPLOY_API_TOKEN.txt"', "change-state", CHANGE)
+    assert result.ok and (ws / f"out-{ENV_SECRET}.txt").exists()
+    assert ENV_SECRET.encode() not in everything_recorded(ws)

@@ -46,6 +46,7 @@ class Request:
     message: str
     timeout: float
     requested: str = field(default_factory=now)
+    nonce: str = field(default_factory=lambda: os.urandom(16).hex())  # an answer must repeat it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +62,7 @@ class Request:
             "message": self.message,
             "requested": self.requested,
             "timeout": self.timeout,
+            "nonce": self.nonce,
             "pid": os.getpid(),
         }
 
@@ -80,6 +82,17 @@ class Answer:
     @property
     def approved(self) -> bool:
         return self.decision == "approved"
+
+
+def visible(text: str) -> str:
+    """Text as a human may safely read it on a terminal: control characters (an escape
+    sequence could redraw the screen), bidirectional overrides and the like are shown as
+    escapes, and every further line of a multi-line text is marked, so that no line of a
+    command can pass for a field of the question."""
+    shown = "".join(
+        char if char == "\n" or char.isprintable() else repr(char)[1:-1] for char in text
+    )
+    return shown.replace("\n", "\n           │ ")
 
 
 def who(name: str | None) -> str:
@@ -124,12 +137,12 @@ class TerminalApprover:
         effect = request.effect + (f"; writes {', '.join(request.paths)}" if request.paths else "")
         lines = [
             "",
-            f"── approval needed: call {request.seq}, asked by {rule} ──",
-            f"  act      {request.act}",
-            f"  reason   {' '.join(request.reason.split())}",
-            f"  command  {request.command}",
-            f"  effect   {effect}",
-            f"  rule     {request.message}",
+            f"── approval needed: call {request.seq}, asked by {visible(rule)} ──",
+            f"  act      {visible(request.act)}",
+            f"  reason   {visible(' '.join(request.reason.split()))}",
+            f"  command  {visible(request.command)}",
+            f"  effect   {visible(effect)}",
+            f"  rule     {visible(request.message)}",
         ]
         self._say("\n".join(lines))
 
@@ -164,6 +177,7 @@ class FileApprover:
     def ask(self, request: Request) -> Answer:
         self.folder.mkdir(parents=True, exist_ok=True)
         request_path, answer_path = paths_of(self.folder, request.seq)
+        answer_path.unlink(missing_ok=True)  # written before the question: not an answer
         _write_new(request_path, request.to_json(), exclusive=False)
         self._notice(request)
         deadline = time.monotonic() + self.timeout
@@ -171,11 +185,12 @@ class FileApprover:
             while not answer_path.exists():
                 if time.monotonic() >= deadline:
                     denial = {"decision": "denied", "by": None, "timed_out": True, "at": now()}
+                    denial["nonce"] = request.nonce
                     denial["comment"] = f"no answer within {self.timeout:g} s"
                     _write_new(answer_path, denial, exclusive=True)  # loses to a human's answer
                     break
                 time.sleep(POLL_SECONDS)
-            return _read_answer(answer_path)
+            return _read_answer(answer_path, request.nonce)
         finally:
             for path in (request_path, answer_path):
                 path.unlink(missing_ok=True)
@@ -219,7 +234,7 @@ def _write_new(path: Path, data: dict[str, Any], exclusive: bool) -> bool:
             os.unlink(name)
 
 
-def _read_answer(path: Path) -> Answer:
+def _read_answer(path: Path, nonce: str) -> Answer:
     try:
         with open(path, "rb") as handle:
             data = json.loads(handle.read(ANSWER_CAP))
@@ -227,8 +242,13 @@ def _read_answer(path: Path) -> Answer:
         return Answer("denied", None, "file", f"the answer file could not be read ({error})")
     if not isinstance(data, dict) or data.get("decision") not in ("approved", "denied"):
         return Answer("denied", None, "file", "the answer file holds no decision")
+    if data.get("nonce") != nonce:
+        why = "the answer does not name this request (no matching nonce): it was not written by "
+        return Answer("denied", None, "file", why + "`epistemic approve` for this question")
     by, comment = data.get("by"), data.get("comment", "")
-    extra = {k: data[k] for k in ("uid", "host", "pid") if k in data}
+    extra = {k: data[k] for k in ("uid", "pid") if isinstance(data.get(k), int)}
+    if isinstance(data.get("host"), str):
+        extra["host"] = data["host"][:255]
     return Answer(
         str(data["decision"]),
         by if isinstance(by, str) else None,
@@ -243,9 +263,14 @@ def _read_answer(path: Path) -> Answer:
 def answer(folder: Path, seq: int, decision: str, by: str | None, comment: str) -> str | None:
     """Answer a pending request (for `epistemic approve` / `deny`); the problem, or None."""
     request_path, answer_path = paths_of(folder, seq)
-    if not request_path.exists():
+    try:
+        asked = json.loads(request_path.read_bytes()[:ANSWER_CAP])
+    except FileNotFoundError:
         return f"no pending request for call {seq} (see `epistemic pending`)"
+    except (OSError, ValueError):
+        return f"the request for call {seq} cannot be read"
     record = {
+        "nonce": asked.get("nonce") if isinstance(asked, dict) else None,
         "decision": decision,
         "by": who(by),
         "comment": comment[:COMMENT_CAP],

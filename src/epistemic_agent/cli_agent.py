@@ -108,14 +108,15 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
             "anthropic:claude-sonnet-4-5, or replay:FILE for a scripted session"
         )
     waits = args.approval_timeout
-    limits = (args.max_steps, args.max_rejections, args.timeout, args.request_timeout, waits or 1)
+    limits = (args.max_steps, args.max_rejections, args.timeout, args.request_timeout)
     if min(limits) <= 0:
         raise UsageError("--max-steps, --max-rejections and the timeouts must be positive")
     directory = Path(args.directory)
     if not directory.is_dir():
         raise UsageError(f"workspace {directory} is not a directory")
     # the policy first: a broken one stops the run before anything happens
-    policy = chosen_policy(args) or workspace_policy(directory.resolve())
+    named = chosen_policy(args)
+    policy = named or workspace_policy(directory.resolve())
     provider = make_provider(
         spec,
         base_url=args.base_url,
@@ -123,7 +124,8 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
         timeout=args.request_timeout,
     )
     settings = Settings(timeout=args.timeout, approval_timeout=waits)
-    session = Session(directory, settings, header={"model": spec, **header}, policy=policy)
+    facts = {"model": spec, **header}
+    session = Session(directory, settings, facts, policy, policy_implicit=named is None)
     if not session.created:
         session.event("run", model=spec, **header)
     config = AgentConfig(max_steps=args.max_steps, max_rejections=args.max_rejections)

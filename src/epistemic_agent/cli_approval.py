@@ -53,7 +53,7 @@ def _folder(args: argparse.Namespace) -> Path:
 
 
 def _cmd_pending(args: argparse.Namespace) -> int:
-    from .approval import pending
+    from .approval import pending, visible
 
     requests = pending(_folder(args))
     if args.json:
@@ -64,15 +64,15 @@ def _cmd_pending(args: argparse.Namespace) -> int:
         return 0
     for item in requests:
         state = "" if item.get("waiting") else "  (the asking process is gone)"
-        print(
-            f"call {item['seq']}: {item.get('act')} · rule {item.get('rule') or 'default'}{state}"
-        )
-        print(f"  reason   {' '.join(str(item.get('reason', '')).split())}")
-        print(f"  command  {item.get('command')}")
+        rule = visible(str(item.get("rule") or "default"))
+        print(f"call {item['seq']}: {visible(str(item.get('act')))} · rule {rule}{state}")
+        print(f"  reason   {visible(' '.join(str(item.get('reason', '')).split()))}")
+        print(f"  command  {visible(str(item.get('command')))}")
         paths = item.get("paths") or []
         if paths:
-            print(f"  writes   {', '.join(map(str, paths))}")
-        print(f"  asked    {item.get('requested')} ({item.get('message')})")
+            print(f"  writes   {visible(', '.join(map(str, paths)))}")
+        asked = f"{item.get('requested')} ({item.get('message')})"
+        print(f"  asked    {visible(asked)}")
     return 0
 
 

@@ -82,7 +82,8 @@ def register(sub: Any) -> None:
 
 
 def _policy_path(file: str | None, directory: str) -> Path | None:
-    from .policy import POLICY_NAME, find_policy
+    from .layout import POLICY_NAME
+    from .policy import find_policy
 
     if file is not None:
         path = Path(file)

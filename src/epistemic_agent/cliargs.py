@@ -57,7 +57,7 @@ def policy_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--read-only", action="store_true", help="a preset: deny every mutating act")
     parser.add_argument(
         "--approval-timeout",
-        type=float,
+        type=seconds,
         metavar="S",
         help="seconds an approval request waits before it is denied (default: the "
         "policy's [approval] timeout, else 600)",
@@ -77,3 +77,16 @@ def chosen_policy(args: argparse.Namespace) -> Policy | None:
     if getattr(args, "approve", None):
         return preset(f"approve-{args.approve}")
     return None
+
+
+def seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse type): `nan` and `inf` are refused."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value

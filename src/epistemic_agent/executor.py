@@ -16,6 +16,8 @@ from .structs import struct
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
+
+    from .reaper import Reaper
 else:  # what `signal` wraps, loaded with the interpreter: `signal` builds its enums on import,
     import _signal as signal  # 0.7 ms of every `epistemic exec`; numbers and signal() suffice
 
@@ -59,10 +61,13 @@ def run_shell(
     launch: Launch | None = None,
     on_slow: Callable[[], None] | None = None,
     capture: tuple[Path, Path] | None = None,
+    reaper: Reaper | None = None,
 ) -> Execution:
     """Run `bash -c command` in its own session; output goes to files, not memory.
 
-    `on_slow` is called once if the command is still running after SLOW_AFTER seconds.
+    `on_slow` is called once if the command is still running after SLOW_AFTER seconds. With
+    a `reaper`, processes that escaped the command's group (setsid, double forks) are caught
+    and stopped when it ends.
     """
     scratch.mkdir(parents=True, exist_ok=True)
     if capture is None:
@@ -74,6 +79,8 @@ def run_shell(
     launch = launch or Launch()
     argv = [*launch.argv_prefix, "bash", "-c", command]
     started = time.monotonic()
+    if reaper is not None:
+        reaper.start()
     try:
         program = _find_program(argv[0])
         env = dict(os.environ) if launch.env is None else launch.env
@@ -96,8 +103,12 @@ def run_shell(
             _stop_group(waiter)
     except BaseException:  # Ctrl-C or the like: never leave the command running
         _stop_group(waiter)
+        if reaper is not None:
+            reaper.sweep()
         raise
     stopped = finished and _kill_leftovers(pid)
+    if reaper is not None:
+        stopped = reaper.sweep() or stopped
     return Execution(
         waiter.returncode if finished else None,
         not finished,

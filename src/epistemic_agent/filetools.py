@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .fsutil import atomic_write
 from .gate import Call, Rejected
-from .layout import is_protected
+from .layout import is_guarded, is_protected
 from .structs import struct
 
 
@@ -33,7 +33,8 @@ def precheck(call: Call, workspace: Path) -> Rejected | None:
             "path-outside-workspace",
             f"{call.path!r} resolves to {str(real)!r}, outside the workspace.",
         )
-    if is_protected(real.relative_to(root).as_posix()):
+    rel = real.relative_to(root).as_posix()
+    if is_protected(rel) or (call.tool != "read_file" and is_guarded(rel)):
         return _refuse(
             call,
             "path-protected",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from .layout import is_protected
+from .layout import POLICY_NAME, is_guarded, is_protected
 from .structs import field, struct
 from .tools import TOOL_NAMES, TOOLS_BY_NAME
 from .vocabulary import ACT_NAMES, ACTS_BY_NAME, FILE_TOOL_ACTS, act_list_text, normalise_act
@@ -394,8 +394,9 @@ def _check_effects(command: str, act: str, config: GateConfig) -> tuple[str, str
     if record:
         return "path-protected", (
             f"the command would change {record[0]!r}, which holds the session's record "
-            "(.epistemic/ and RATIONALE.md); no act may write or delete it. Leave it out of "
-            "the command (for git clean, add -e .epistemic -e RATIONALE.md and name paths)."
+            f"(.epistemic/ and RATIONALE.md) or its policy ({POLICY_NAME}); no act may write or "
+            "delete it. Leave it out of the command (for git clean, add -e .epistemic -e "
+            "RATIONALE.md and name paths); a policy is changed by a human, not by the agent."
         )
     if ACTS_BY_NAME[act].mutating:
         return None
@@ -414,7 +415,7 @@ def _touches_record(path: str, config: GateConfig) -> bool:
     # journal if a command removes it anyway, and flags that call.
     if not full.startswith(root.rstrip("/") + "/"):
         return False
-    return is_protected(full[len(root.rstrip("/")) + 1 :])
+    return is_guarded(full[len(root.rstrip("/")) + 1 :])
 
 
 def _check_observation(effect: Effect, act: str, config: GateConfig) -> tuple[str, str] | None:
@@ -462,6 +463,11 @@ def _check_file_tool(tool: str, args: dict[str, Any], config: GateConfig) -> Ver
     path = resolve_path(config.workspace, args["path"])
     if isinstance(path, Rejected):
         return Rejected(path.rule, path.message, tool, act, args)
+    if tool != "read_file" and path == POLICY_NAME:
+        message = (
+            f"{POLICY_NAME} is the policy this session obeys: a human changes it, not the agent."
+        )
+        return Rejected("path-protected", message, tool, act, args)
     problem = _check_reason(args.get("reason"), f"{tool} {args['path']}", act, config)
     if problem is not None:
         return Rejected(problem[0], problem[1], tool, act, args)

@@ -77,13 +77,14 @@ class Guard:
     ) -> Decision:
         if self.trivial:  # no rule can say anything else: spare the facts (a shlex parse)
             return ALLOW
+        effect = self._with_pwd(call, effect)
         facts = call_facts(
             tool=call.tool,
             act=call.act,
             mutating=call.mutating,
             command=call.describe(),
             reason=call.reason,
-            paths=written_paths(call, effect),
+            paths=written_paths(call, effect, str(self.workspace)),
             effect=effect.cls if effect is not None else _file_effect(call),
             seq=seq,
             counts=dict(counts),
@@ -92,6 +93,18 @@ class Guard:
             effect_reasons=effect.reasons if effect is not None else (),
         )
         return self.policy.decide(facts)
+
+    def _with_pwd(self, call: Call, effect: Effect | None) -> Effect | None:
+        """A command that names its paths through $PWD, classified with the workspace put in
+        (commands start there), so `$PWD/migrations/x` counts as `migrations/x`."""
+        command = call.command or ""
+        if effect is None or not effect.dynamic or "PWD" not in command:
+            return effect
+        import re
+
+        from .effects import classify
+
+        return classify(re.sub(r"\$\{?PWD\}?(?![A-Za-z0-9_])", str(self.workspace), command))
 
     def request(
         self, seq: int, session: str, call: Call, effect: Effect | None, decision: Decision
@@ -106,7 +119,7 @@ class Guard:
             act=call.act,
             reason=text(call.reason)[0],
             command=text(call.describe())[0],
-            paths=tuple(written_paths(call, effect)),
+            paths=tuple(text(p)[0] for p in written_paths(call, effect, str(self.workspace))),
             effect=effect.cls if effect is not None else _file_effect(call),
             rule=decision.rule,
             message=decision.message,
@@ -157,14 +170,27 @@ class Guard:
         return (out if total else value), total
 
 
-def written_paths(call: Call, effect: Effect | None) -> list[str]:
-    """What the call writes or deletes, as far as is known before it runs."""
+def written_paths(call: Call, effect: Effect | None, workspace: str = "") -> list[str]:
+    """What the call writes or deletes, as far as is known before it runs: relative to the
+    workspace wherever they lie inside it (`$PWD/migrations/x` is `migrations/x`)."""
     if effect is not None:
         paths = effect.to_json().get("paths", [])
-        return [str(p) for p in paths] if isinstance(paths, list) else []
-    if call.tool in ("write_file", "str_replace_edit") and call.path is not None:
-        return [call.path]
-    return []
+        found = [str(p) for p in paths] if isinstance(paths, list) else []
+    elif call.tool in ("write_file", "str_replace_edit") and call.path is not None:
+        found = [call.path]
+    else:
+        return []
+    return [relative(path, workspace) for path in found]
+
+
+def relative(path: str, workspace: str) -> str:
+    """`path` normalised, and made relative when it lies inside `workspace` (absolute)."""
+    norm = os.path.normpath(path)
+    if not os.path.isabs(norm) or not workspace:
+        return norm
+    if norm == workspace:
+        return "."
+    return norm[len(workspace) + 1 :] if norm.startswith(workspace + "/") else norm
 
 
 def _file_effect(call: Call) -> str:

@@ -6,7 +6,14 @@ from pathlib import Path
 
 RECORD_DIR = ".epistemic"
 REPORT_NAME = "RATIONALE.md"
+POLICY_NAME = "epistemic.toml"  # the workspace's policy: the agent it governs may not change it
 PAGES_DIR = "report"
+
+
+def is_guarded(rel_path: str) -> bool:
+    """Whether a workspace-relative path may not be written by any act: the record, or the
+    policy (which may be read)."""
+    return is_protected(rel_path) or rel_path == POLICY_NAME
 
 
 def is_protected(rel_path: str) -> bool:

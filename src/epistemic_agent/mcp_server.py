@@ -58,9 +58,16 @@ class Gatekeeper:
     """Opens the session on the first tool call (after the handshake, so the header can name
     the client) and runs calls one at a time."""
 
-    def __init__(self, workspace: Path, policy: Policy, approval_timeout: float | None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        policy: Policy,
+        approval_timeout: float | None,
+        implicit: bool = False,
+    ) -> None:
         self.workspace = workspace
         self.policy = policy
+        self.implicit = implicit
         self.approval_timeout = approval_timeout
         self.session: Session | None = None
         self.lock = threading.Lock()
@@ -79,7 +86,9 @@ class Gatekeeper:
 
             settings = Settings(approval_timeout=self.approval_timeout, approval_channel="file")
             header = {"mode": "mcp", "mcp_client": client}
-            self.session = Session(self.workspace, settings, header=header, policy=self.policy)
+            self.session = Session(
+                self.workspace, settings, header, self.policy, policy_implicit=self.implicit
+            )
             if not self.session.created:
                 self.session.event("run", mode="mcp", mcp_client=client)
         return self.session
@@ -183,8 +192,9 @@ def _cmd_mcp(args: Any) -> int:
         raise UsageError(f"workspace {args.directory} is not a directory")
     if args.approval_timeout is not None and not args.approval_timeout > 0:
         raise UsageError("--approval-timeout must be a positive number of seconds")
-    policy = chosen_policy(args) or workspace_policy(directory)  # a bad policy stops here
-    keeper = Gatekeeper(directory, policy, args.approval_timeout)
+    named = chosen_policy(args)
+    policy = named or workspace_policy(directory)  # a bad policy stops here
+    keeper = Gatekeeper(directory, policy, args.approval_timeout, implicit=named is None)
     print(f"epistemic mcp: serving {directory} (policy {policy.source})", file=sys.stderr)
     serve(keeper)
     return 0

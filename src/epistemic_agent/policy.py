@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from .layout import POLICY_NAME
 from .structs import field, struct
 from .tools import TOOL_NAMES
 from .vocabulary import ACT_NAMES, FILE_TOOL_ACTS, is_mutating
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from .alerts import Hook
 
 DECISIONS = ("allow", "deny", "ask")
-POLICY_NAME = "epistemic.toml"
+
 EFFECTS = ("read-only", "mutating", "unknown")
 #: What each fact holds, for the docs and for checking the facts an example gives.
 FACT_TYPES: dict[str, str] = {

@@ -46,6 +46,7 @@ class Totals:
     ending: dict[str, Any] = field(default_factory=dict)
     flagged: list[dict[str, Any]] = field(default_factory=list)
     approvals: Counter[str] = field(default_factory=Counter)  # approved / denied
+    denied: Counter[str] = field(default_factory=Counter)  # calls per act a human denied
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +61,7 @@ class Totals:
             "ending": self.ending,
             "flagged": self.flagged,
             "approvals": dict(self.approvals),
+            "denied": dict(self.denied),
         }
 
     @classmethod
@@ -76,6 +78,7 @@ class Totals:
             dict(data.get("ending", {})),
             list(data.get("flagged", [])),
             Counter(data.get("approvals", {})),
+            Counter(data.get("denied", {})),
         )
 
     def fold_model(self, record: Record) -> None:
@@ -160,6 +163,8 @@ class Report:
         seq = record.get("seq")
         if not isinstance(seq, int):
             return
+        if record.get("denied") is True and isinstance(record.get("act"), str):
+            self.totals.denied[str(record["act"])] += 1
         for flag in record.get("flags") or ():
             if isinstance(flag, dict):
                 self.totals.flagged.append(

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from .approval import Approver
     from .policy import Decision, Policy
+    from .reaper import Reaper
 
 __all__ = ["CallResult", "OutputSink", "Session", "Settings"]
 
@@ -49,11 +50,13 @@ class Session(PolicyCalls):
     header: dict[str, Any] = field(default_factory=dict)
     policy: Policy | None = None  # None: the workspace's epistemic.toml, else approve-none
     approver: Approver | None = None  # None: the terminal if there is one, else files
+    policy_implicit: bool = False  # `policy` is the workspace's own, found rather than named
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
         if not self.workspace.is_dir():
             raise NotADirectoryError(f"workspace {self.workspace} is not a directory")
+        implicit = self.policy is None or self.policy_implicit
         if self.policy is None:  # before anything is written: a broken policy stops here
             self.policy = workspace_policy(self.workspace)
         self._closed = False
@@ -61,6 +64,7 @@ class Session(PolicyCalls):
         self._launches: dict[bool, tuple[Launch, str]] = {}
         self._scratch: Path | None = None
         self._last_outcome: object = None
+        self._reaper_made: Reaper | None = None
         self.layout = Layout(self.workspace)
         self.guard = Guard(
             self.policy,
@@ -84,15 +88,34 @@ class Session(PolicyCalls):
         )
         if not self.journal.open(self.report.load_checkpoint()):
             self.report.reset()
+        gone = None
         with self.journal.locked():
             self.created = self.journal.position.lines == 0
             if self.created:
                 self.journal.append(self._session_record(), durable=True)
                 self._publish()
+            elif implicit and (gone := self._policy_gone()) is not None:
+                pass
             elif self.report.totals.session.get("policy") != self.guard.header():
                 record = {"kind": "policy", "t": now(), **self.guard.header()}
                 self.journal.append(record, durable=True)
                 self._publish()
+        if gone is not None:
+            self.close()
+            from .policy import PolicyError
+
+            raise PolicyError(
+                f"{gone}: the policy this session was under is gone. Restore it, or name the "
+                "policy to use now (--policy FILE, --approve mutating|none, --read-only)."
+            )
+
+    def _policy_gone(self) -> str | None:
+        """The policy file the session was last under, if it has disappeared since."""
+        last = self.report.totals.session.get("policy")
+        source = last.get("source") if isinstance(last, dict) else None
+        if not isinstance(source, str) or source.startswith("preset:"):
+            return None
+        return None if os.path.exists(source) else source
 
     def _no_secret(self, text: str) -> bool:
         return self.guard.redactor.text(text)[1] == 0
@@ -202,9 +225,10 @@ class Session(PolicyCalls):
 
     def reject(self, rejected: Rejected, policy: Decision | None = None) -> CallResult:
         """Journal a refused call (it never runs) and return it as a result."""
-        record, redacted = self.guard.scrub(rejected_record(0, rejected))
+        record = rejected_record(0, rejected)
         if policy is not None:
             record["policy"] = decision_json(policy)
+        record, redacted = self.guard.scrub(record)
         if redacted:
             record["redacted"] = redacted
         with self.journal.locked():
@@ -244,6 +268,7 @@ class Session(PolicyCalls):
             launch=launch,
             on_slow=self._publish_in_flight,
             capture=self._capture,
+            reaper=self._reaper(),
         )
         changes = observer.finish() if observer is not None else None
         tampered = self.journal.restore_if_gone()
@@ -324,6 +349,14 @@ class Session(PolicyCalls):
         self._launches[enforced] = made
         return made
 
+    def _reaper(self) -> Reaper:
+        """Catches what a command leaves running outside its group (made once: ctypes)."""
+        if self._reaper_made is None:
+            from .reaper import Reaper
+
+            self._reaper_made = Reaper()
+        return self._reaper_made
+
     def scratch_dir(self) -> Path:
         """This session's scratch folder, outside the workspace: $TMPDIR for its commands."""
         if self._scratch is None:
@@ -388,6 +421,9 @@ class Session(PolicyCalls):
     def _record(self, record: Record) -> None:
         if record.get("kind") == "outcome":
             self._last_outcome = record.get("seq")
+            record, redacted = self.guard.scrub(record)  # observed paths, flag messages
+            if redacted:
+                record["redacted"] = int(record.get("redacted", 0)) + redacted
         with self.journal.locked():
             self.journal.append(record, durable=False)
             self._publish()

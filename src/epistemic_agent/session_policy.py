@@ -43,7 +43,8 @@ class PolicyCalls:
         totals = self.report.totals
         seq = self.journal.position.last_seq + 1
         rejections = sum(totals.rejected.values())
-        return self.guard.decide(call, effect, totals.counts, rejections, seq)
+        ran = totals.counts - totals.denied  # a call a human denied did not happen
+        return self.guard.decide(call, effect, ran, rejections, seq)
 
     def _deny(self, call: Call, decision: Decision) -> CallResult:
         """A policy rule denies the call: journaled as a rejection citing the rule."""
@@ -84,7 +85,7 @@ class PolicyCalls:
         who = answer.by or ("timeout" if answer.timed_out else "nobody")
         comment = self.guard.scrub(answer.comment)[0]
         outcome = f"denied by {who} ({answer.channel})" + (f": {comment}" if comment else "")
-        self._record(outcome_record(seq, False, outcome, 0.0, {}, denied=True))
+        self._record(outcome_record(seq, False, outcome, 0.0, {}, denied=True, act=call.act))
         message = f"{outcome}. The call did not run (policy rule {decision.rule or 'default'})."
         self._alert(
             "denial",
@@ -123,7 +124,8 @@ class PolicyCalls:
         base["command"] = call.describe()
         base = self.guard.scrub(base)[0]
         if call.act == "revert":
-            if self.report.totals.counts.get("revert", 0) <= 1:
+            totals = self.report.totals
+            if totals.counts["revert"] - totals.denied["revert"] <= 1:
                 self._alert("first-revert", seq, base, outcome=outcome)
             self._alert("revert", seq, base, outcome=outcome)
         if flags:
