@@ -182,3 +182,114 @@ def test_a_task_whose_prepare_fails_is_reported_not_crashed(tmp_path: Path) -> N
     [row] = run_all([task], BenchConfig("replay", tmp_path / "out"), lambda row: None)
     assert row["passed"] is False and "prepare failed: no database today" in row["verdict"]
     assert json.loads((tmp_path / "out" / "broken" / "result.json").read_text()) == row
+
+
+def script(tmp_path: Path, name: str, *calls: dict[str, Any], final: bool = True) -> Path:
+    turns: list[dict[str, Any]] = [{"calls": [{"tool": "bash", "args": c}]} for c in calls]
+    if final:
+        turns.append({"final": "done"})
+    path = tmp_path / name
+    path.write_text(json.dumps(turns))
+    return path
+
+
+def bench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [EPISTEMIC, "bench", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def test_an_agent_that_reads_the_oracle_fails(tmp_path: Path) -> None:
+    from epistemic_agent.benchmark import TASKS_DIR
+
+    look = {
+        "command": f"ls {TASKS_DIR}/csv-counting",
+        "type": "collect-info",
+        "reason": "See what else lies around that could help with the counting.",
+    }
+    peek = script(tmp_path, "peek.json", look)
+    done = bench(
+        "--model", f"replay:{peek}", "--tasks", "csv-counting", "-o", str(tmp_path / "o"), "--json"
+    )
+    [row] = json.loads(done.stdout)["tasks"]
+    assert row["passed"] is False and row["peeked"] and "benchmark's own files" in row["verdict"]
+
+
+def test_a_run_that_did_not_end_is_not_a_result(tmp_path: Path) -> None:
+    look = {
+        "command": "ls",
+        "type": "collect-info",
+        "reason": "See which files the task gave me before doing anything.",
+    }
+    short = script(tmp_path, "short.json", look, final=False)  # the script runs out: exit 5
+    out = tmp_path / "o"
+    done = bench("--model", f"replay:{short}", "--tasks", "csv-counting", "-o", str(out), "--json")
+    [row] = json.loads(done.stdout)["tasks"]
+    assert row["complete"] is False and row["exit_code"] == 5 and row["passed"] is False
+    assert row["verdict"].startswith("not finished: `epistemic run` exited 5")
+    again = bench("--model", f"replay:{short}", "--tasks", "csv-counting", "-o", str(out), "--json")
+    assert not json.loads(again.stdout)["tasks"][0].get("resumed")  # run again, not reused
+
+
+def test_ctrl_c_stops_the_run_and_nothing_unfinished_counts(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    slow = script(
+        tmp_path,
+        "slow.json",
+        {
+            "command": "sleep 30",
+            "type": "collect-info",
+            "reason": "Wait for the slow service before looking at anything else.",
+        },
+    )
+    out = tmp_path / "o"
+    process = subprocess.Popen(
+        [
+            EPISTEMIC,
+            "bench",
+            "--model",
+            f"replay:{slow}",
+            "--tasks",
+            "csv-counting,sqlite-analysis",
+            "--jobs",
+            "1",
+            "-o",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    journal = out / "csv-counting" / "workspace" / ".epistemic" / "journal.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and b'"kind":"call"' not in (
+        journal.read_bytes() if journal.exists() else b""
+    ):
+        time.sleep(0.1)
+    started = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and time.monotonic() - started < 20
+    assert "the same command resumes" in err
+    first = json.loads((out / "csv-counting" / "result.json").read_text())
+    assert first["complete"] is False
+    assert not (out / "sqlite-analysis").exists()  # queued, never started
+
+
+def test_git_in_a_task_does_not_find_a_repository_around_the_output(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    done = bench("--model", "replay", "--tasks", "csv-counting", "-o", str(tmp_path / "runs"))
+    assert done.returncode == 0, done.stderr
+    header = json.loads(
+        (tmp_path / "runs" / "csv-counting" / "workspace" / ".epistemic" / "journal.jsonl")
+        .read_text()
+        .splitlines()[0]
+    )
+    assert header["git_head"] is None

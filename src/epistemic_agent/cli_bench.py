@@ -74,9 +74,20 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         if value:
             extra += [flag, value]
     out = Path(args.out).resolve()
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {args.out}: a file is there; the results need a folder")
+    if model != "replay":
+        _check_model(model, args)
     config = BenchConfig(model, out, args.max_steps, args.jobs, args.fresh, tuple(extra))
-    with _progress(len(tasks)) as advance:
-        rows = run_all(tasks, config, advance)
+    try:
+        with _progress(len(tasks)) as advance:
+            rows = run_all(tasks, config, advance)
+    except KeyboardInterrupt:
+        print(
+            "epistemic: interrupted; finished tasks are kept: the same command resumes",
+            file=sys.stderr,
+        )
+        return 130
     if args.json:
         from .benchmark.runner import totals
 
@@ -85,6 +96,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         _table(rows)
         print(f"results: {out / 'results.json'}; journals: {out}/*/workspace/.epistemic")
     return 0 if all(row.get("passed") for row in rows) else 1
+
+
+def _check_model(model: str, args: argparse.Namespace) -> None:
+    """The model can be reached at all (spec, key) before any task starts: a setup error is
+    not a task failure."""
+    from .providers import ModelSpecError, ProviderError, make_provider
+
+    try:
+        make_provider(model, base_url=args.base_url, api_key_env=args.api_key_env, timeout=60.0)
+    except ModelSpecError as error:
+        raise UsageError(str(error)) from None
+    except ProviderError as error:
+        raise UsageError(f"{error} (no task was run)") from None
 
 
 class _progress:
