@@ -199,7 +199,88 @@ def test_lint_notes_lines_of_another_version(
     data = json.loads(out)
     assert code == 1
     assert [(f["check"], f["seq"]) for f in data["findings"]] == [("outcome-missing", 19)]
-    assert any("format version 2" in note for note in data["notes"])
+    assert [note for note in data["notes"] if "format version" in note] == [
+        "1 line of format version 2 (newer than this reader's 1) was not re-checked "
+        "(line 70): this result is incomplete"
+    ]
+    assert data["status"] == "findings" and data["unchecked"] == {"lines": 1, "versions": [2]}
+
+
+def test_lint_of_newer_lines_is_incomplete_not_clean(
+    copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit(copy, lambda found: [{**r, "v": 2} for r in found])
+    code, out, _ = run(capsys, "lint", str(copy))
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == (
+        f"incomplete: no findings in 17 call(s) of {journal_of(copy)} "
+        "(69 line(s) of a newer format version not re-checked)"
+    )
+    notes = [line for line in lines if "format version" in line and line.startswith("note:")]
+    assert notes == [
+        "note: 69 lines of format version 2 (newer than this reader's 1) were not re-checked "
+        "(the first is line 1): this result is incomplete"
+    ]
+    code, out, _ = run(capsys, "lint", str(copy), "--json")
+    data = json.loads(out)
+    assert code == 1 and data["status"] == "incomplete" and data["findings"] == []
+    assert data["unchecked"] == {"lines": 69, "versions": [2]}
+
+
+def test_lint_checks_older_and_unversioned_lines_as_version_1(
+    copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def change(found: Records) -> Records:
+        record(found, "call", 7)["reason"] = "too short"
+        record(found, "call", 7)["v"] = 0
+        listing = record(found, "call", 1)
+        listing["command"] = "ls -la > listing.txt"  # an observation that statically writes
+        del listing["effect"], listing["v"]
+        return found
+
+    edit(copy, change)
+    code, out, _ = run(capsys, "lint", str(copy), "--json")
+    data = json.loads(out)
+    assert code == 1 and data["status"] == "findings"
+    found = {(f["check"], f["seq"]) for f in data["findings"]}
+    assert {("gate/reason-too-short", 7), ("gate/observation-writes", 1)} <= found
+    assert [note for note in data["notes"] if "version" in note] == [
+        "1 line(s) have format version 0, older than this reader's 1; read as version 1 "
+        "(the only version there is)",
+        "1 line(s) carry no format version `v`; read as version 1 (the only version there is)",
+    ]
+    assert data["unchecked"] == {"lines": 0, "versions": []}
+
+
+def test_lint_of_fields_of_the_wrong_type(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def change(found: Records) -> Records:
+        record(found, "outcome", 1)["observed"]["created"] = True
+        record(found, "call", 5)["effect"]["writes"] = 7
+        record(found, "outcome", 9)["seq"] = {"a": 1}
+        return found
+
+    edit(copy, change)
+    code, out, err = run(capsys, "lint", str(copy), "--json")
+    assert code == 1, err
+    data = json.loads(out)
+    assert ("record-malformed", None) in {(f["check"], f["seq"]) for f in data["findings"]}
+    assert ("outcome-missing", 9) in {(f["check"], f["seq"]) for f in data["findings"]}
+    (note,) = [n for n in data["notes"] if "wrong type" in n]
+    assert note.startswith("3 field(s) of the wrong type were read as absent: ")
+    assert "outcome `observed.created` is not an array (line 6)" in note
+
+
+def test_lint_text_shows_escape_sequences_as_text(
+    copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile = "rm -rf x \x1b]0;PWNED\x07\x1b[2J"
+    later = {"kind": "call", "v": 1, "seq": 19, "tool": "bash", "act": "setup", "reason": ""}
+    edit(copy, lambda found: [*found, {**later, "command": hostile}])
+    code, out, _ = run(capsys, "lint", str(copy))
+    assert code == 1
+    assert "\x1b" not in out and "\x07" not in out
+    assert "call 19 (rm -rf x \\x1b]0;PWNED\\x07\\x1b[2J) has no outcome" in out
 
 
 def test_lint_reads_a_journal_another_tool_wrote(
@@ -471,17 +552,92 @@ def test_extra_and_removed_files_are_caught(bundle: Path, tmp_path: Path) -> Non
     assert "referenced on journal line" in done.stdout and "not in the bundle" in done.stdout
 
 
-@pytest.mark.parametrize("name", ["../evil", "/etc/evil", "a/../../evil", "a\\..\\evil"])
-def test_unsafe_member_names_are_refused(bundle: Path, tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("../evil", "a `..` part"),
+        ("/etc/evil", "absolute"),
+        ("a/../../evil", "a `..` part"),
+        ("a\\..\\evil", "a backslash"),
+        ("C:evil", "a drive letter"),
+        ("a//evil", "an empty or `.` part"),
+        ("../up/", "a `..` part"),  # a directory entry, but one pointing outside
+    ],
+)
+def test_unsafe_member_names_are_refused(
+    bundle: Path, tmp_path: Path, name: str, reason: str
+) -> None:
     def evil(found: dict[str, bytes]) -> None:
-        found[name] = b"boo"
+        found[name] = b"" if name.endswith("/") else b"boo"
 
     target = tampered(bundle, tmp_path / "evil.zip", evil)
     assert name in zipfile.ZipFile(target).namelist()
     done = epistemic("verify", str(target))
     assert done.returncode == 1
-    assert done.stdout.startswith("TAMPERED: refused: unsafe member name")
+    assert done.stdout.startswith(f"TAMPERED: refused: unsafe member name {name!r} ({reason});")
     assert not (tmp_path.parent / "evil").exists()
+
+
+def test_directory_entries_are_not_files(bundle: Path, tmp_path: Path) -> None:
+    """Folders a zip tool adds (`.epistemic/`, ...) are neither members nor extra files."""
+
+    def folders(found: dict[str, bytes]) -> None:
+        for name in [".epistemic/", ".epistemic/evidence/", "policy/", "empty/"]:
+            found[name] = b""
+
+    target = tampered(bundle, tmp_path / "folders.zip", folders)
+    done = epistemic("verify", str(target))
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.startswith(f"intact: {target}: ")
+
+    def folder_with_data(found: dict[str, bytes]) -> None:
+        found["full/"] = b"not a folder"
+
+    done = epistemic("verify", str(tampered(bundle, tmp_path / "full.zip", folder_with_data)))
+    assert done.returncode == 1
+    assert "refused: unsafe member name 'full/' (an empty or `.` part)" in done.stdout
+
+
+@pytest.mark.skipif(not (shutil.which("zip") and shutil.which("unzip")), reason="no zip/unzip")
+def test_a_bundle_unzipped_and_zipped_again_verifies(bundle: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "unpacked"
+    subprocess.run(["unzip", "-q", str(bundle), "-d", str(folder)], check=True)
+    again = tmp_path / "again.zip"
+    subprocess.run(["zip", "-qr", str(again), "."], cwd=folder, check=True)
+    assert ".epistemic/" in zipfile.ZipFile(again).namelist()
+    done = epistemic("verify", str(again))
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.startswith(f"intact: {again}: ")
+
+
+def test_verify_a_missing_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from epistemic_agent.cli_bundle import verify_bundle
+
+    missing = tmp_path / "missing.zip"
+    for as_json in (False, True):
+        assert verify_bundle(missing, as_json) == 2
+        out, err = capsys.readouterr()
+        assert (
+            out == "" and err == f"epistemic: {missing}: no such bundle: the file does not exist\n"
+        )
+
+
+def test_missing_evidence_is_one_note(copy: Path, tmp_path: Path) -> None:
+    blobs = sorted((copy / ".epistemic" / "evidence").rglob("*[0-9a-f]" * 64))
+    for blob in blobs:
+        blob.unlink()
+    target = tmp_path / "none.zip"
+    assert epistemic("export", str(copy), "-o", str(target)).returncode == 0
+    manifest = manifest_of(members(target))
+    assert sorted(manifest["evidence"]["missing"]) == sorted(b.name for b in blobs)
+    (note,) = [note for note in manifest["notes"] if "evidence" in note]
+    assert note.startswith(f"{len(blobs)} evidence blobs the journal references are missing")
+    done = epistemic("verify", str(target))
+    assert done.returncode == 0, done.stdout
+    (note,) = [line for line in done.stdout.splitlines() if "export: " in line]
+    assert note.startswith(f"note: export: {len(blobs)} evidence blobs the journal references")
+    (note,) = [line for line in done.stdout.splitlines() if "when exported" in line]
+    assert note.startswith(f"note: {len(blobs)} evidence blobs were missing when exported")
 
 
 def test_what_is_not_a_bundle(bundle: Path, tmp_path: Path) -> None:

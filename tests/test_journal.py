@@ -643,6 +643,41 @@ def test_read_records_turns_malformed_input_into_notes(
     assert merge_calls(records) == []
 
 
+def test_read_records_notes_repeated_problems_once(tmp_path: Path) -> None:
+    """One note for all the lines of a newer version (how many, which versions, where the
+    first is), one for all the lines that are not JSON: not one per line."""
+    path = tmp_path / "journal.jsonl"
+    lines = [b'{"kind":"session","v":1}', b"junk", b'{"kind":"a","v":3}']
+    lines += [b'{"kind":"b","v":2}'] * 80 + [b"[1]", b"more junk", b'{"kind":"c"}']
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    records, notes = read_records(path)
+    assert len(records) == 83
+    assert notes == [
+        "3 lines are not JSON objects; skipped (lines 2, 84 and 85)",
+        "81 lines have format versions 2 and 3, newer than this reader (1); read what is "
+        "understood (the first is line 3)",
+    ]
+    many = tmp_path / "many.jsonl"
+    many.write_bytes(b'{"kind":"a"}\n' + b"junk\n" * 300)
+    assert read_records(many)[1] == [
+        "300 lines are not JSON objects; skipped (lines 2, 3, 4, 5, 6 and 295 more)"
+    ]
+
+
+@pytest.mark.parametrize("value", [True, None, 7, 1.5, "a.txt", {"a": 1}])
+def test_history_folds_records_whose_paths_are_not_lists(value: Any) -> None:
+    """A foreign or broken writer's `observed` and `effect` fields: skipped, never a crash."""
+    from epistemic_agent.history import History
+
+    history = History("/ws")
+    history.fold({"kind": "call", "seq": 1, "act": "change-state", "effect": {"writes": value}})
+    history.fold({"kind": "call", "seq": 2, "act": "change-state", "effect": {"deletes": value}})
+    for key in ("created", "modified", "deleted"):
+        history.fold({"kind": "outcome", "seq": 1, "observed": {key: value}})
+    history.fold({"kind": "outcome", "seq": 2, "observed": {"created": ["b.txt", value]}})
+    assert history.created == {"b.txt", str(value)} and "b.txt" in history.touched
+
+
 def test_log_on_a_folder_without_a_journal_is_a_clear_error(tmp_path: Path) -> None:
     done = cli("log", str(tmp_path))
     assert done.returncode == 2
@@ -654,8 +689,7 @@ def test_log_on_a_file_that_is_not_a_journal(tmp_path: Path) -> None:
     path.write_bytes(b"hello world\n\xff\xfe binary\n")
     done = cli("log", str(path), "--json")
     assert done.returncode == 2 and done.stdout == ""
-    assert "note: line 1 is not a JSON object; skipped" in done.stderr
-    assert "note: line 2 is not a JSON object; skipped" in done.stderr
+    assert "note: 2 lines are not JSON objects; skipped (lines 1 and 2)" in done.stderr
     assert "holds no journal records" in done.stderr
     assert "Traceback" not in done.stderr
 

@@ -22,7 +22,8 @@ from epistemic_agent.diff import align
 from epistemic_agent.policy import preset
 from epistemic_agent.records import CallView
 from epistemic_agent.session import Session
-from epistemic_agent.stats import SUMMED, version_notes
+from epistemic_agent.sessions import version_notes
+from epistemic_agent.stats import SUMMED
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
@@ -289,6 +290,201 @@ def test_version_notes_count_unversioned_lines() -> None:
     notes = version_notes([{"v": 1}, {"n": 2}, {"v": "one"}, {"v": 0}])
     assert notes[0].startswith("1 line(s) have format version 0")
     assert notes[1].startswith("2 line(s) carry no format version")
+
+
+def rewrite(workspace: Path, change: Any) -> Path:
+    """Rewrite a journal's records by hand (which breaks the chain, as editing does)."""
+    found = change(records(workspace))
+    journal_of(workspace).write_text("".join(json.dumps(r) + "\n" for r in found))
+    return workspace
+
+
+def first(found: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    return next(r for r in found if r.get("kind") == kind)
+
+
+def test_newer_lines_are_one_note_not_one_per_line(runs: Path, tmp_path: Path) -> None:
+    workspace = shutil.copytree(runs / "demo-1", tmp_path / "newer")
+    rewrite(workspace, lambda found: [{**r, "v": 2 + (r["n"] > 60)} for r in found])
+    done = epistemic("stats", str(workspace))
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if "format version" in line]
+    total = len(records(workspace))
+    assert notes == [
+        f"note: {total} lines have format versions 2 and 3, newer than this reader (1); "
+        "read what is understood (the first is line 1)"
+    ]
+    assert "calls      18: " in done.stdout
+
+
+def test_a_field_of_the_wrong_type_is_a_note_not_a_crash(runs: Path, tmp_path: Path) -> None:
+    """A call whose `seq` is a list: it cannot be placed, so it is not counted (noted)."""
+
+    def change(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        first(found, "call")["seq"] = ["x"]
+        return found
+
+    workspace = rewrite(shutil.copytree(runs / "demo-1", tmp_path / "odd"), change)
+    for args in (["stats", str(workspace)], ["diff", str(workspace), str(runs / "demo-1")]):
+        done = epistemic(*args)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        assert "1 field(s) of the wrong type were read as absent: call `seq`" in done.stderr
+        assert "is not an integer (line 5)" in done.stderr
+    (row,) = as_json("stats", str(workspace))["sessions"]
+    assert row["calls"] == 17
+    assert any("call `seq` is not an integer" in note for note in row["notes"])
+
+
+#: Values no field of the format has as they are: each tried in place of each field in turn.
+BAD_VALUES = (["x"], {"a": 1}, True, None, 10**30, "x\x1b[2J")
+#: Records of kinds the demo does not write, with the fields readers use.
+MORE_RECORDS = (
+    {"kind": "approval", "seq": 3, "decision": "approved", "by": "me", "channel": "terminal"},
+    {"kind": "policy", "t": "2026-01-01T00:00:00.000Z", "source": "p.toml", "sha256": "ab" * 32},
+    {"kind": "rejected", "seq": 19, "act": "revert", "rule": "policy", "policy": {"rule": "r"}},
+    {"kind": "outcome", "seq": 3, "flags": [{"flag": "no-change", "message": "m"}]},
+)
+
+
+def field_paths(found: list[dict[str, Any]]) -> list[tuple[int, tuple[str, ...]]]:
+    """Every field of the first record of each kind, and the fields of its objects."""
+    paths: list[tuple[int, tuple[str, ...]]] = []
+    kinds: set[str] = set()
+    for index, record in enumerate(found):
+        if record["kind"] in kinds:
+            continue
+        kinds.add(record["kind"])
+        for key, value in record.items():
+            paths.append((index, (key,)))
+            if isinstance(value, dict):
+                paths += [(index, (key, inner)) for inner in value]
+    return paths
+
+
+def test_readers_never_crash_on_fields_of_the_wrong_type(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """stats, diff, html, lint and export on the demo with one field changed: no traceback,
+    and no raw escape sequence in what they print."""
+    original = records(runs / "demo-1") + [dict(r) for r in MORE_RECORDS]
+    workspace = shutil.copytree(runs / "demo-1", tmp_path / "ws")
+    commands = [
+        ["stats", str(workspace)],
+        ["diff", "--any-task", str(workspace), str(runs / "demo-1")],
+        ["html", str(workspace), "-o", str(tmp_path / "page.html")],
+        ["lint", str(workspace)],
+        ["export", str(workspace), "-o", str(tmp_path / "b.zip"), "--force"],
+    ]
+    tried = 0
+    for index, path in field_paths(original):
+        for value in BAD_VALUES:
+            found = json.loads(json.dumps(original))
+            target = found[index]
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = value
+            rewrite(workspace, lambda _, found=found: found)
+            for args in commands:
+                what = f"{args[0]} with line {index + 1} {'.'.join(path)} = {value!r}"
+                assert cli.main(args) in (0, 1), what
+                out, err = capsys.readouterr()
+                assert "\x1b" not in out + err, what
+                assert "rendering failed" not in out + err, what
+            tried += 1
+    assert tried > 500
+
+
+def test_wall_time_is_from_the_start_to_the_latest_sound_timestamp(
+    runs: Path, tmp_path: Path
+) -> None:
+    (sound,) = as_json("stats", str(runs / "demo-1"))["sessions"]
+    later = "2999-01-01T00:00:00.000Z"
+    where = "(the first is line 69)"
+    odd: dict[str, tuple[Any, str | None]] = {
+        "backwards": (
+            "2000-01-01T00:00:00.000Z",
+            f"go back in time, earlier than one before them {where}; wall time runs from the "
+            "start to the latest timestamp",
+        ),
+        "future": (
+            "9999-12-31T23:59:59.999Z",
+            f"lie in the future, after this reader's clock {where}; wall time ignores them",
+        ),
+        "unreadable": ("soon", f"cannot be read {where}; wall time ignores them"),
+        "naive": (lambda t: t[:19], None),  # no zone, no milliseconds: taken as UTC
+        "newer": (None, None),  # later lines of a newer version and of an unknown kind
+    }
+    folders = []
+    for name, (stamp, note) in odd.items():
+        workspace = shutil.copytree(runs / "demo-1", tmp_path / name)
+        folders.append(str(workspace))
+        if stamp is None:
+            append_chained(journal_of(workspace), {"kind": "stop", "t": later}, version=2)
+            append_chained(journal_of(workspace), {"kind": "hologram", "t": later})
+        else:
+            change = stamp if callable(stamp) else lambda _, s=stamp: s
+            rewrite(
+                workspace,
+                lambda found, change=change: [
+                    *found[:-1],
+                    {**found[-1], "t": change(found[-1]["t"])},
+                ],
+            )
+        done = epistemic("stats", str(workspace))
+        assert done.returncode == 0, done.stderr
+        timing = [line for line in done.stderr.splitlines() if "timestamp" in line]
+        assert timing == ([f"note: 1 timestamp(s) {note}"] if note else []), name
+        (row,) = as_json("stats", str(workspace))["sessions"]
+        assert 0 <= row["wall_time"] <= sound["wall_time"] + 0.01, name
+    data = as_json("stats", *folders)
+    assert data["totals"]["wall_time"] == pytest.approx(
+        sum(row["wall_time"] for row in data["sessions"]), abs=0.01
+    )
+    assert 0 <= data["totals"]["wall_time"] <= len(odd) * (sound["wall_time"] + 0.01)
+
+
+ESCAPES = "\x1b]0;PWNED\x07\x1b[2J"
+
+
+def test_stats_and_diff_show_escape_sequences_as_text(runs: Path, tmp_path: Path) -> None:
+    def change(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        first(found, "session")["task"] += ESCAPES
+        first(found, "call")["act"] = "collect-info" + ESCAPES
+        first(found, "call")["command"] = "ls -la" + ESCAPES
+        first(found, "stop")["message"] = "done" + ESCAPES
+        first(found, "outcome")["observed"] = {"created": ["x" + ESCAPES], "modified": []}
+        return found
+
+    workspace = rewrite(shutil.copytree(runs / "demo-1", tmp_path / "hostile"), change)
+    shown = "\\x1b]0;PWNED\\x07\\x1b[2J"
+    for args in (
+        ["stats", str(workspace)],
+        ["stats", str(workspace), str(runs / "demo-2")],
+        ["diff", "--any-task", str(workspace), str(runs / "variant")],
+    ):
+        done = epistemic(*args)
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout, args
+        assert shown in done.stdout, args
+    done = epistemic("diff", "--any-task", str(workspace), str(runs / "variant"))
+    assert f"  a  call 1 collect-info{shown}: ls -la{shown}\n" in done.stdout
+    assert f"ended\n  a  finished: done{shown}" in done.stdout
+    (row,) = as_json("stats", str(workspace))["sessions"]  # JSON: the text as recorded
+    assert row["task"].endswith(ESCAPES) and "x" + ESCAPES in row["changed"]["created"]
+
+
+def test_bare_journal_files_are_named_by_their_file(runs: Path, tmp_path: Path) -> None:
+    for name in ("demo-1", "demo-2"):
+        shutil.copyfile(journal_of(runs / name), tmp_path / f"{name}-run.jsonl")
+    done = epistemic(
+        "stats", str(tmp_path / "demo-1-run.jsonl"), str(tmp_path / "demo-2-run.jsonl")
+    )
+    assert done.returncode == 0, done.stderr
+    names = [line.split()[0] for line in done.stdout.splitlines()[1:3]]
+    assert names == ["demo-1-run", "demo-2-run"]
+    done = epistemic("stats", str(tmp_path / "demo-1-run.jsonl"), str(runs / "demo-2"))
+    names = [line.split()[0] for line in done.stdout.splitlines()[1:3]]
+    assert names == [tmp_path.name, f"{runs.name}/demo-2"]  # no collision: by their folders
 
 
 @pytest.mark.parametrize(

@@ -269,6 +269,48 @@ def test_lines_of_other_versions_are_read_and_noted(demo: Path, tmp_path: Path) 
     assert "format version 2" in page and "journal intact" in page
 
 
+def test_many_lines_of_a_newer_version_are_one_note(demo: Path, tmp_path: Path) -> None:
+    journal = copy_journal(demo, tmp_path / "all-newer", anchor=False)
+    found = [json.loads(line) for line in journal.read_text().splitlines()]
+    journal.write_text("".join(json.dumps({**r, "v": 2}) + "\n" for r in found))
+    done = run("html", str(journal), "-o", str(tmp_path / "n.html"))
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if "format version" in line]
+    assert notes == [
+        f"epistemic: note: {len(found)} lines have format version 2, newer than this reader "
+        "(1); read what is understood (the first is line 1)"
+    ]
+    assert (tmp_path / "n.html").read_text().count("format version 2") == 1
+
+
+@pytest.mark.parametrize(
+    ("kind", "key", "value"),
+    [("outcome", "seq", {"a": 1}), ("outcome", "seq", ["x"]), ("rejected", "policy", "deny")],
+)
+def test_fields_of_the_wrong_type_are_read_as_absent(
+    demo: Path, tmp_path: Path, kind: str, key: str, value: Any
+) -> None:
+    journal = copy_journal(demo, tmp_path / "odd", anchor=False)
+    found = [json.loads(line) for line in journal.read_text().splitlines()]
+    next(r for r in found if r["kind"] == kind)[key] = value
+    journal.write_text("".join(json.dumps(r) + "\n" for r in found))
+    for args in (
+        ["plot", "-o", str(tmp_path / "odd.svg")],
+        ["html", "-o", str(tmp_path / "o.html")],
+    ):
+        done = run(*args, str(journal))
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        assert (
+            f"epistemic: note: 1 field(s) of the wrong type were read as absent: {kind} `{key}`"
+            in done.stderr
+        )
+    if key == "seq":  # its call's outcome is not known
+        assert (
+            'id="call-1" data-act="collect-info" data-status="unknown"'
+            in (tmp_path / "o.html").read_text()
+        )
+
+
 def test_an_act_from_a_foreign_writer_is_shown_as_text(demo: Path, tmp_path: Path) -> None:
     journal = copy_journal(demo, tmp_path / "foreign", anchor=False)
     odd = "<img src=x onerror=alert(2)> $\\frac{$"  # markup, and TeX that matplotlib can't parse

@@ -14,6 +14,7 @@ import time
 
 from .fsutil import make_unique
 from .records import now
+from .safetext import visible as visible  # cli_approval imports it from here
 from .structs import field, struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -82,17 +83,6 @@ class Answer:
     @property
     def approved(self) -> bool:
         return self.decision == "approved"
-
-
-def visible(text: str) -> str:
-    """Text as a human may safely read it on a terminal: control characters (an escape
-    sequence could redraw the screen), bidirectional overrides and the like are shown as
-    escapes, and every further line of a multi-line text is marked, so that no line of a
-    command can pass for a field of the question."""
-    shown = "".join(
-        char if char == "\n" or char.isprintable() else repr(char)[1:-1] for char in text
-    )
-    return shown.replace("\n", "\n           │ ")
 
 
 def who(name: str | None) -> str:

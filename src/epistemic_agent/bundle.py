@@ -236,13 +236,20 @@ def _evidence(session: Loaded, entries: list[Entry], notes: list[str]) -> dict[s
     store = session.journal.parent / "evidence"
     refs = evidence_refs(session.records)
     missing = []
-    for digest, line in sorted(refs.items()):
+    for digest in sorted(refs):
         blob = store / digest[:2] / digest
         if blob.is_file():
             entries.append(Entry(f"{EVIDENCE}{digest[:2]}/{digest}", "evidence", blob))
         else:
             missing.append(digest)
-            notes.append(f"evidence {digest} (referenced on line {line}) is missing")
+    first = next((digest for digest in refs if digest in missing), "")  # in journal order
+    if len(missing) == 1:
+        notes.append(f"evidence {first} (referenced on line {refs[first]}) is missing")
+    elif missing:
+        notes.append(
+            f"{len(missing)} evidence blobs the journal references are missing (the first: "
+            f"evidence {first}, referenced on line {refs[first]}); evidence.missing lists them"
+        )
     return {"referenced": len(refs), "included": len(refs) - len(missing), "missing": missing}
 
 

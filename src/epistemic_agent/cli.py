@@ -345,7 +345,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    if args.dir.endswith(".zip") and Path(args.dir).is_file():  # an audit bundle (export)
+    if args.dir.endswith(".zip") and not Path(args.dir).is_dir():  # an audit bundle (export)
         from .cli_bundle import verify_bundle
 
         return verify_bundle(Path(args.dir), args.json)

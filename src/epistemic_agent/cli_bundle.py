@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .bundle import ANCHOR, EVIDENCE, FORMAT, HEX64, JOURNAL, MANIFEST, sha256_stream
 from .errors import UsageError
+from .safetext import visible
 from .structs import field, struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -66,29 +67,34 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     except ReadError as error:
         raise UsageError(str(error)) from None
     result = lint(session)
+    skipped = sum(result.unchecked.values())
     if args.json:
         integrity = session.integrity.status if session.integrity else None
         data = {
             "journal": str(session.journal),
             "session": session.header.get("session"),
-            "status": "findings" if result.findings else "clean",
+            "status": result.status,
             "calls": result.calls,
             "findings": [finding.to_json() for finding in result.findings],
             "notes": result.notes,
             "integrity": integrity,
+            "unchecked": {"lines": skipped, "versions": sorted(result.unchecked)},
         }
         print(json.dumps(data, ensure_ascii=False, indent=1))
     else:
         count = len(result.findings)
-        head = f"{count} finding(s)" if count else "clean: no findings"
-        print(f"{head} in {result.calls} call(s) of {session.journal}")
+        head = {"findings": f"{count} finding(s)", "clean": "clean: no findings"}
+        head["incomplete"] = "incomplete: no findings"
+        lines = [f"{head[result.status]} in {result.calls} call(s) of {session.journal}"]
+        if skipped:
+            lines[0] += f" ({skipped} line(s) of a newer format version not re-checked)"
         for finding in result.findings:
             where = [f"call {finding.seq}"] if finding.seq is not None else []
             where += [f"(line {finding.line})"] if finding.line is not None else []
-            print(" ".join([*where, f"{finding.check}: {finding.message}"]))
-        for note in result.notes:
-            print(f"note: {note}")
-    return EXIT_FINDINGS if result.findings else 0
+            lines.append(" ".join([*where, f"{finding.check}: {finding.message}"]))
+        lines += [f"note: {note}" for note in result.notes]
+        print("\n".join(visible(line) for line in lines))
+    return EXIT_FINDINGS if result.status != "clean" else 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -100,26 +106,33 @@ def _cmd_export(args: argparse.Namespace) -> int:
     status = str(checked.get("status"))
     evidence = manifest["evidence"]["included"]
     print(
-        f"exported {output}: {len(manifest['files'])} file(s), {evidence} evidence blob(s); "
-        f"journal {status}, {checked.get('lines')} line(s), head {checked.get('head') or '-'}"
+        visible(
+            f"exported {output}: {len(manifest['files'])} file(s), {evidence} evidence blob(s); "
+            f"journal {status}, {checked.get('lines')} line(s), head {checked.get('head') or '-'}"
+        )
     )
     for note in manifest["notes"]:
-        print(f"note: {note}")
+        print(visible(f"note: {note}"))
     if status != "intact":
         print(
-            f"epistemic: warning: the journal is {status.upper()}: {checked.get('problem')}; "
-            "the bundle's manifest records this",
+            visible(
+                f"epistemic: warning: the journal is {status.upper()}: {checked.get('problem')}; "
+                "the bundle's manifest records this"
+            ),
             file=sys.stderr,
         )
     return 0
 
 
 def verify_bundle(path: Path, as_json: bool) -> int:
-    """Check an audit bundle: 0 intact, 1 tampered, 3 torn journal, 2 when it is not a bundle."""
+    """Check an audit bundle: 0 intact, 1 tampered, 3 torn journal, 2 when it is not a bundle
+    (or there is no such file)."""
     try:
+        if not path.exists():
+            raise UsageError("no such bundle: the file does not exist")
         result = check_bundle(path)
     except UsageError as error:
-        print(f"epistemic: {path}: {error}", file=sys.stderr)
+        print(visible(f"epistemic: {path}: {error}"), file=sys.stderr)
         return EXIT_USAGE
     if as_json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
@@ -127,16 +140,15 @@ def verify_bundle(path: Path, as_json: bool) -> int:
     if result.status == "intact":
         journal = result.journal
         lines, head = (journal.lines, journal.head) if journal else (0, "-")
-        print(
+        shown = [
             f"intact: {path}: {result.files} file(s) as the manifest lists them; "
             f"journal {lines} line(s), head {head}"
-        )
+        ]
     else:
-        print(f"{result.status.upper()}: {result.problems[0]}")
-        for problem in result.problems[1:]:
-            print(f"also: {problem}")
-    for note in result.notes:
-        print(f"note: {note}")
+        shown = [f"{result.status.upper()}: {result.problems[0]}"]
+        shown += [f"also: {problem}" for problem in result.problems[1:]]
+    shown += [f"note: {note}" for note in result.notes]
+    print("\n".join(visible(line) for line in shown))
     return result.exit_code
 
 
@@ -194,18 +206,19 @@ def _check(archive: Any) -> BundleCheck:
     import tempfile
     from collections import Counter
 
-    infos = archive.infolist()
+    everything = archive.infolist()
+    infos = [info for info in everything if not _folder(info)]
     names = Counter(info.filename for info in infos)
     refused = [
-        f"unsafe member name {name!r} (absolute, `..` or a backslash)"
-        for name in names
-        if not _safe(name)
+        f"unsafe member name {info.filename!r} ({problem})"
+        for info in everything
+        if (problem := _unsafe(info.filename[:-1] if _folder(info) else info.filename))
     ]
     refused += [
         f"member {name!r} appears {count} times" for name, count in names.items() if count > 1
     ]
-    if len(infos) > MAX_MEMBERS:
-        refused.append(f"{len(infos)} members, more than {MAX_MEMBERS}")
+    if len(everything) > MAX_MEMBERS:
+        refused.append(f"{len(everything)} members, more than {MAX_MEMBERS}")
     if refused:
         return BundleCheck("tampered", [f"refused: {refused[0]}; nothing was extracted"])
     by_name = {info.filename: info for info in infos}
@@ -237,11 +250,33 @@ def _check(archive: Any) -> BundleCheck:
     return result
 
 
+def _folder(info: Any) -> bool:
+    """A directory entry (`zip -r` adds one per folder): a name ending in `/`, no content.
+    It is not a file: not extracted, not in the manifest, not an extra member."""
+    name: str = info.filename
+    return name.endswith("/") and info.file_size == 0 and len(name) > 1
+
+
 def _safe(name: str) -> bool:
-    """A relative member name without `..`, empty parts, backslashes or a drive letter."""
-    if not name or name.startswith("/") or "\\" in name or "\x00" in name or name[1:2] == ":":
-        return False
-    return all(part not in ("", ".", "..") for part in name.split("/"))
+    return _unsafe(name) is None
+
+
+def _unsafe(name: str) -> str | None:
+    """Why a member name is not a plain relative path, or None when it is one."""
+    if name.startswith("/"):
+        return "absolute"
+    if name[1:2] == ":":
+        return "a drive letter"
+    if "\\" in name:
+        return "a backslash"
+    if "\x00" in name:
+        return "a NUL character"
+    parts = name.split("/")
+    if ".." in parts:
+        return "a `..` part"
+    if not name or any(part in ("", ".") for part in parts):
+        return "an empty or `.` part"
+    return None
 
 
 def _manifest(archive: Any, info: Any) -> dict[str, Any]:
@@ -359,17 +394,27 @@ def _check_refs(journal: Path, manifest: Any, listed: list[Listed], result: Bund
 
     present = {entry.path[-64:] for entry in listed if entry.path.startswith(EVIDENCE)}
     evidence = manifest.get("evidence")
-    declared = evidence.get("missing", []) if isinstance(evidence, dict) else []
+    missing = evidence.get("missing") if isinstance(evidence, dict) else None
+    declared = {str(digest) for digest in missing} if isinstance(missing, list) else set()
+    absent = []
     for digest, line in evidence_refs(read_records(journal)[0]).items():
         if digest in present:
             continue
         if digest in declared:
-            result.notes.append(f"evidence {digest} (line {line}) was missing when exported")
+            absent.append((digest, line))
         else:
             result.problems.append(
                 f"{EVIDENCE}{digest[:2]}/{digest}: referenced on journal line {line}, not in the "
                 "bundle (and the manifest does not declare it missing)"
             )
+    if absent:
+        digest, line = absent[0]
+        result.notes.append(
+            f"evidence {digest} (line {line}) was missing when exported"
+            if len(absent) == 1
+            else f"{len(absent)} evidence blobs were missing when exported (the first: evidence "
+            f"{digest}, line {line}); the manifest lists them in evidence.missing"
+        )
 
 
 def _text(value: object) -> str | None:

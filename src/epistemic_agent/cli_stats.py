@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .errors import UsageError
+from .safetext import visible
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
         for note in row["notes"]:
             _note(note if len(rows) == 1 else f"{name}: {note}")
     lines = _block(rows[0]) if len(rows) == 1 else table(rows, totals(rows))
-    print("\n".join(lines))
+    _print(lines)
     return 0
 
 
@@ -106,7 +107,13 @@ def _load(target: Path) -> Loaded:
 
 
 def _note(text: str) -> None:
-    print(f"note: {text}", file=sys.stderr)
+    print(visible(f"note: {text}"), file=sys.stderr)
+
+
+def _print(lines: list[str]) -> None:
+    """Text lines holding journal text (acts, commands, tasks, paths, messages): escape
+    sequences and other control characters are shown as escapes, never sent to the terminal."""
+    print("\n".join(visible(line) for line in lines))
 
 
 def _block(row: dict[str, Any]) -> list[str]:
@@ -229,5 +236,5 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     for key, side in (("a", result["a"]), ("b", result["b"])):
         for note in side["notes"]:
             _note(f"{key} ({side['name']}): {note}")
-    print("\n".join(render(result)))
+    _print(render(result))
     return 0

@@ -43,6 +43,12 @@ def covers(known: set[str], path: str) -> bool:
     return any(item.startswith(prefix) for item in known)
 
 
+def _paths(data: dict[str, Any], key: str) -> list[str]:
+    """A list of paths in a record; anything else there (a foreign writer's) is no path."""
+    value = data.get(key)
+    return [str(p) for p in value] if isinstance(value, list) else []
+
+
 @struct(frozen=False)
 class History:
     workspace: str
@@ -70,16 +76,15 @@ class History:
         effect = record.get("effect")
         if not isinstance(effect, dict):
             return []
-        paths = [*effect.get("writes", []), *effect.get("deletes", [])]
-        found = (inside(str(p), self.workspace) for p in paths)
+        paths = [*_paths(effect, "writes"), *_paths(effect, "deletes")]
+        found = (inside(p, self.workspace) for p in paths)
         return [p for p in found if p is not None]
 
     def _fold_observed(self, act: str, observed: dict[str, Any]) -> None:
-        created = [str(p) for p in observed.get("created", [])]
-        self.created.update(created)
+        self.created.update(_paths(observed, "created"))
         if act == "change-state":
             for key in ("created", "modified", "deleted"):
-                self.touched.update(str(p) for p in observed.get(key, []))
+                self.touched.update(_paths(observed, key))
 
     def to_json(self) -> dict[str, Any]:
         return {

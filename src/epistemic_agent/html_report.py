@@ -11,8 +11,8 @@ from collections import Counter
 
 from . import __version__
 from .html_assets import CSP, CSS, JS, act_css, esc, filters_form, shape_svg, timeline_svg
-from .journal import FORMAT_VERSION
 from .plot import NO_ACT, STATUSES, counts, dead_end, lanes, marks, shape, status_of, title
+from .records import seq_of
 from .sessions import summary
 from .vocabulary import ACT_NAMES, act_order
 
@@ -78,15 +78,9 @@ def render_html(session: Loaded) -> str:
 
 
 def reader_notes(session: Loaded) -> list[str]:
-    """What reading the journal found odd: torn or unreadable lines, other format versions."""
-    older = Counter(
-        v for r in session.records if type(v := r.get("v")) is int and v < FORMAT_VERSION
-    )
-    return session.notes + [
-        f"{count} line(s) have format version {version}, older than this reader's "
-        f"({FORMAT_VERSION}); read as version {FORMAT_VERSION}"
-        for version, count in sorted(older.items())
-    ]
+    """What reading the journal found odd: torn or unreadable lines, other format versions,
+    fields of the wrong type, odd timestamps (`sessions.load` notes them all)."""
+    return list(session.notes)
 
 
 def _header(session: Loaded, facts: dict[str, Any], sections: list[tuple[str, str, str]]) -> str:
@@ -256,14 +250,18 @@ def _dead_ends(session: Loaded) -> str:
 
 def _approvals(session: Loaded) -> str:
     """Every human decision (approval records), and every call a policy rule denied outright."""
-    policies = {r.get("seq"): r.get("policy") for r in session.of_kind("rejected")}
+    policies = {
+        seq: policy
+        for r in session.of_kind("rejected")
+        if (seq := seq_of(r)) is not None and isinstance(policy := r.get("policy"), dict)
+    }
     decisions = session.of_kind("approval") + [
         {
             "seq": v.seq,
             "decision": "denied by policy",
             "by": "policy",
             "comment": v.message,
-            "rule": (policies.get(v.seq) or {}).get("rule"),
+            "rule": policies.get(v.seq, {}).get("rule"),
         }
         for v in session.views
         if v.status == "rejected" and v.rule == "policy"

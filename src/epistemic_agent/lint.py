@@ -11,11 +11,13 @@ lint reads the records as they are and only notes a broken chain. Check ids are 
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 from . import consistency
 from .effects import Effect, classify
 from .gate import MIN_REASON, Call, GateConfig, Rejected, check
 from .history import History, covers, inside
+from .journal import FORMAT_VERSION, listed, newer_note, newer_version, versions_text
 from .observe import Changes
 from .records import seq_of
 from .structs import field, struct
@@ -67,23 +69,37 @@ class Finding:
 
 @struct(frozen=False)
 class LintResult:
-    """Every finding in journal order, the notes, and how many calls were read."""
+    """Every finding in journal order, the notes, how many calls were read, and how many
+    lines of each newer format version could not be re-checked."""
 
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     calls: int = 0
+    unchecked: dict[int, int] = field(default_factory=dict)  # newer version -> lines
+
+    @property
+    def status(self) -> str:
+        """findings; else incomplete (lines were not re-checked); else clean."""
+        return "findings" if self.findings else "incomplete" if self.unchecked else "clean"
 
 
 def lint(session: Loaded, temp: str | None = None) -> LintResult:
-    """Re-run the checks on one loaded session (`temp`: the system temp dir the gate allows)."""
+    """Re-run the checks on one loaded session (`temp`: the system temp dir the gate allows).
+    Lines without a format version, or of an older one, are checked as the current version
+    (the reader notes them); lines of a newer version are not re-checked (one note says so)."""
     workspace = str(session.header.get("workspace") or session.workspace)
     linter = _Linter(workspace, temp or _temp(), session.journal.parent / "evidence")
-    result = LintResult(notes=list(session.notes))
+    numbered = session.numbered()
+    reading = newer_note(numbered)  # replaced by what it means for lint
+    result = LintResult(notes=[note for note in session.notes if note != reading])
     if session.records and session.records[0].get("kind") != "session":
         result.findings.append(Finding("header-missing", "line 1 is not a session header", None, 1))
     linter.run(session.records)
     result.findings.extend(linter.findings)
     result.findings.sort(key=lambda f: (f.line is None, f.line or 0))  # journal order
+    newer = [(line, version) for line, r in numbered if (version := newer_version(r))]
+    result.unchecked = dict(Counter(version for _, version in newer))
+    result.notes += [_unchecked_note(newer)] if newer else []
     result.notes.extend(linter.notes)
     result.calls = len(linter.calls)
     integrity = session.integrity
@@ -93,6 +109,19 @@ def lint(session: Loaded, temp: str | None = None) -> LintResult:
             "checked the records as they are: run `epistemic verify` for the chain"
         )
     return result
+
+
+def _unchecked_note(newer: list[tuple[int, int]]) -> str:
+    """How many lines of which newer versions were not re-checked, and the first of them."""
+    which = versions_text([version for _, version in newer])
+    reader = f"(newer than this reader's {FORMAT_VERSION})"
+    first = newer[0][0]
+    if len(newer) == 1:
+        where = f"1 line of format {which} {reader} was not re-checked (line {first})"
+    else:
+        where = f"{len(newer)} lines of format {which} {reader} were not re-checked"
+        where += f" (the first is line {first})"
+    return f"{where}: this result is incomplete"
 
 
 def _temp() -> str:
@@ -108,6 +137,7 @@ class _Linter:
         self.evidence = evidence
         self.findings: list[Finding] = []
         self.notes: list[str] = []
+        self.no_stderr: list[object] = []  # calls whose stderr evidence is missing
         self.calls: dict[int, Record] = {}
         self.seen: dict[int, Record] = {}  # calls and rejections: they share the seq
         self.outcomes: dict[int, Record] = {}
@@ -134,6 +164,16 @@ class _Linter:
             elif kind == "outcome":
                 self.outcome(record)
             self.history.fold(record)
+        if len(self.no_stderr) == 1:
+            self.notes.append(
+                f"call {self.no_stderr[0]}: its stderr evidence is missing; blocked-write "
+                "was not rechecked"
+            )
+        elif self.no_stderr:
+            self.notes.append(
+                f"{len(self.no_stderr)} calls' stderr evidence is missing (calls "
+                f"{listed(self.no_stderr)}); blocked-write was not rechecked for them"
+            )
         for seq, call in self.calls.items():
             if seq not in self.outcomes:
                 what = call.get("command") or call.get("tool")
@@ -145,11 +185,8 @@ class _Linter:
                 )
 
     def understood(self, record: Record) -> bool:
-        version = record.get("v", 1)
-        if version == 1:
-            return True
-        self.notes.append(f"line {record.get('n')} has format version {version!r}: not re-checked")
-        return False
+        """Not of a newer version: no `v`, or an older one, is checked as the current one."""
+        return newer_version(record) is None
 
     def sequence(self, record: Record) -> None:
         seq = record["seq"]
@@ -176,7 +213,7 @@ class _Linter:
             )
         else:
             self.outcomes[seq] = record
-            if call.get("v", 1) == 1 and self.understood(record):
+            if self.understood(call) and self.understood(record):
                 self.check_flags(call, record)
 
     # -- a call against the gate and the history rules ----------------------------------------
@@ -223,7 +260,8 @@ class _Linter:
                 "before the session cannot be told (nothing was observed)"
             )
             return
-        deleted = {str(p) for p in observed.get("deleted", [])} if named and observed else set()
+        gone = observed.get("deleted") if named and observed else None
+        deleted = {str(p) for p in gone} if isinstance(gone, list) else set()
         old = [p for p in named if covers(deleted, p)]
         if old:
             self.add(
@@ -284,10 +322,7 @@ class _Linter:
         digest = str(ref.get("sha256", ""))
         path = self.evidence / digest[:2] / digest
         if not (len(digest) == 64 and set(digest) <= set(_HEX)) or not path.is_file():
-            self.notes.append(
-                f"call {outcome.get('seq')}: its stderr evidence is missing; blocked-write "
-                "was not rechecked"
-            )
+            self.no_stderr.append(outcome.get("seq"))
             return None
         from .executor import bounded_text
 

@@ -11,6 +11,7 @@ import datetime
 from collections import Counter
 from pathlib import Path
 
+from .records import seq_of
 from .structs import struct
 from .vocabulary import ACT_NAMES, act_order
 
@@ -78,9 +79,9 @@ def marks(session: Loaded) -> list[Mark]:
     """Every call of the session, in order, as the timeline draws it."""
     origin = _origin(session)
     durations = {
-        r.get("seq"): r["duration"]
+        seq: r["duration"]
         for r in session.of_kind("outcome")
-        if isinstance(r.get("duration"), int | float)
+        if isinstance(r.get("duration"), int | float) and (seq := seq_of(r)) is not None
     }
     found = []
     for view in session.views:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .journal import FORMAT_VERSION
+from .records import seq_of
 from .sessions import Loaded, summary
 from .vocabulary import act_order
 
@@ -59,7 +59,7 @@ def session_stats(loaded: Loaded) -> dict[str, Any]:
         integrity_problem=integrity.problem if integrity else None,
     )
     row["undone"] = sorted({seq for revert in row["reverted"] for seq in revert["undoes"]})
-    row["notes"] = [*row["notes"], *version_notes(loaded.records), *_verify_notes(loaded)]
+    row["notes"] = [*row["notes"], *_verify_notes(loaded)]
     return row
 
 
@@ -76,31 +76,10 @@ def _verify_notes(loaded: Loaded) -> list[str]:
     return [f"verify: {note}" for note in loaded.integrity.notes] if loaded.integrity else []
 
 
-def version_notes(records: list[Record]) -> list[str]:
-    """Notes on lines older than this reader, or without a format version (newer ones are
-    noted by read_records)."""
-    older = Counter(
-        version
-        for record in records
-        if isinstance(version := record.get("v"), int) and version < FORMAT_VERSION
-    )
-    unversioned = sum(1 for record in records if not isinstance(record.get("v"), int))
-    notes = [
-        f"{count} line(s) have format version {version}, older than this reader's "
-        f"{FORMAT_VERSION}; read as version {FORMAT_VERSION}"
-        for version, count in sorted(older.items())
-    ]
-    if unversioned:
-        notes.append(
-            f"{unversioned} line(s) carry no format version `v`; read as version {FORMAT_VERSION}"
-        )
-    return notes
-
-
 def revert_calls(loaded: Loaded) -> list[dict[str, Any]]:
     """Each revert call: its command, the paths it touched, and the earlier calls it undid
     (mutating calls that changed one of those paths since the last revert of that path)."""
-    declared = {r.get("seq"): r for r in loaded.of_kind("call")}
+    declared = {seq: r for r in loaded.of_kind("call") if (seq := seq_of(r)) is not None}
     changed_by: dict[str, list[int]] = {}
     found: list[dict[str, Any]] = []
     for view in loaded.views:
@@ -203,17 +182,28 @@ def table(rows: list[dict[str, Any]], total: dict[str, Any]) -> list[str]:
 
 
 def labels(rows: list[dict[str, Any]]) -> list[str]:
-    """Short names: each workspace relative to the folder all of them share."""
+    """Short names: each workspace relative to the folder all of them share. A bare journal
+    file (not in a `.epistemic` folder) is named by its file when its folder is another's."""
     import os
     from pathlib import Path
 
+    from .layout import RECORD_DIR
+
     if len(rows) < 2:
         return [row["name"] for row in rows]
-    workspaces = [str(Loaded(Path(row["journal"]), [], []).workspace) for row in rows]
-    common = os.path.commonpath(workspaces)
+    journals = [Path(row["journal"]) for row in rows]
+    workspaces = [str(Loaded(journal, [], []).workspace) for journal in journals]
+    shared = Counter(workspaces)
+    places = [
+        str(journal.with_name(journal.name.removesuffix(".jsonl")))
+        if shared[folder] > 1 and journal.parent.name != RECORD_DIR
+        else folder
+        for journal, folder in zip(journals, workspaces, strict=True)
+    ]
+    common = os.path.commonpath(places)
     return [
-        os.path.relpath(folder, common) if folder != common else row["name"]
-        for folder, row in zip(workspaces, rows, strict=True)
+        os.path.relpath(place, common) if place != common else row["name"]
+        for place, row in zip(places, rows, strict=True)
     ]
 
 
