@@ -311,6 +311,21 @@ def test_fields_of_the_wrong_type_are_read_as_absent(
         )
 
 
+def test_plot_draws_control_characters_as_escapes(demo: Path, tmp_path: Path) -> None:
+    """No glyph for them: matplotlib would warn on stderr, echoing the escape sequence."""
+    journal = copy_journal(demo, tmp_path / "escapes", anchor=False)
+    hostile = "\x1b]0;PWNED\x07\x1b[2J"
+    found = [json.loads(line) for line in journal.read_text().splitlines()]
+    found[0]["task"] += hostile
+    next(r for r in found if r["kind"] == "call")["act"] = "look" + hostile
+    journal.write_text("".join(json.dumps(r) + "\n" for r in found))
+    done = run("plot", str(journal), "-o", str(tmp_path / "e.svg"))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stderr
+    text = " ".join(ET.parse(tmp_path / "e.svg").getroot().itertext())
+    assert "look\\x1b]0;PWNED\\x07\\x1b[2J" in text and "\x1b" not in text
+
+
 def test_an_act_from_a_foreign_writer_is_shown_as_text(demo: Path, tmp_path: Path) -> None:
     journal = copy_journal(demo, tmp_path / "foreign", anchor=False)
     odd = "<img src=x onerror=alert(2)> $\\frac{$"  # markup, and TeX that matplotlib can't parse

@@ -39,7 +39,8 @@ def register(sub: Any) -> None:
         "cleanup history rules and the outcome flags recomputed from what was observed; also "
         "seq gaps and duplicates, calls without outcome, outcomes without call. One finding "
         "per line: call, journal line, check id, message. Exit 0 when there are no findings, "
-        "1 when there are, 2 when PATH holds no journal.",
+        "1 when there are or when lines of a newer format could not be checked (incomplete), "
+        "2 when PATH holds no journal.",
     )
     p.add_argument("path", metavar="PATH", help="a journal, a workspace or its .epistemic folder")
     p.add_argument("--json", action="store_true", help="print one JSON object")

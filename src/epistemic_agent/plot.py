@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from .records import seq_of
+from .safetext import one_line
 from .structs import struct
 from .vocabulary import ACT_NAMES, act_order
 
@@ -139,10 +140,10 @@ def counts(found: list[Mark]) -> Counter[str]:
 
 
 def title(session: Loaded) -> str:
-    """`NAME: task` (the task cut to one short line)."""
+    """`NAME: task` (the task cut to one short line; control characters as escapes)."""
     task = " ".join(str(session.header.get("task") or "").split())
     task = task if len(task) <= 90 else task[:87] + "..."
-    return f"{session.name}: {task}" if task else session.name
+    return one_line(f"{session.name}: {task}" if task else session.name)
 
 
 def subtitle(session: Loaded, found: list[Mark]) -> str:
@@ -200,7 +201,7 @@ def _timeline(axes: Any, found: list[Mark], rows: list[str], over_time: bool) ->
         if lines:
             axes.hlines(*zip(*lines, strict=True), linewidth=5)
     _marks(axes, pairs, y, max(12.0, min(70.0, 2400.0 / max(len(found), 1))))
-    axes.set_yticks(list(y.values()), [act if act != NO_ACT else "(no act)" for act in y])
+    axes.set_yticks(list(y.values()), [one_line(a) if a != NO_ACT else "(no act)" for a in y])
     for label, act in zip(axes.get_yticklabels(), y, strict=True):
         label.set_color(colour(act) if act in ACT_COLOURS else "#555555")
     axes.set_ylim(-0.7, len(rows) - 0.2)
@@ -284,7 +285,7 @@ def _shape(axes: Any, counts: list[tuple[str, int]]) -> None:
     axes.barh(positions, [n for _, n in counts], color=[colour(a) for a in names], height=0.7)
     for position, (_, n) in zip(positions, counts, strict=True):
         axes.text(n, position, f" {n} ({round(100 * n / total)}%)", va="center", fontsize=8)
-    axes.set_yticks(positions, names)
+    axes.set_yticks(positions, [one_line(name) for name in names])
     axes.set_xlim(0, max([n for _, n in counts] + [1]) * 1.15)
     axes.set_xlabel("calls (rejected calls did not run and are not counted)")
     axes.xaxis.set_major_locator(_integers())

@@ -19,3 +19,9 @@ def visible(text: str) -> str:
         char if char == "\n" or char.isprintable() else repr(char)[1:-1] for char in text
     )
     return shown.replace("\n", CONTINUATION)
+
+
+def one_line(text: str) -> str:
+    """Text as one line: every control character, line breaks included, shown as an escape
+    (for a label in a picture: a font has no glyph for them)."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)

@@ -196,8 +196,14 @@ def load(target: Path, verify: bool = True) -> Loaded:
         notes.append("the first line is not a session header; the session's facts are unknown")
     notes += check_fields(numbered) + version_notes(records)
     wall, timing = wall_time(numbered)
-    lines = [number for number, _ in numbered]
-    loaded = Loaded(journal, records, merge_calls(records), notes + timing, None, lines, wall)
+    loaded = Loaded(
+        journal,
+        records,
+        merge_calls(records),
+        notes + timing,
+        lines=[number for number, _ in numbered],
+        wall_time=wall,
+    )
     if verify:
         from .verify import verify_journal
 
