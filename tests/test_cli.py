@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ from epistemic_agent.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 #: Kills the `epistemic` process running it (bash execs into python, whose parent it is).
-KILL_PARENT = "exec python3 -c 'import os; os.kill(os.getppid(), 9)'"
+SLOW = "sleep 30"
 REASON = "learn what this prints in the current workspace"
 HYPOTHESIS = "I believe the file holds one line; if it holds two that belief is refuted"
 ACT_ORDER = [
@@ -47,6 +48,23 @@ def run_exec(
     opts: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
     return run("exec", "--type", act, "--reason", reason, *opts, "--", *command, cwd=ws)
+
+
+def killed_mid_call(ws: Path, command: str, act: str = "verify", after: float = 0.0) -> int:
+    """Run `epistemic exec` and SIGKILL it once its call is declared (an act cannot kill its
+    own session: the killer is outside). Its exit status."""
+    process = subprocess.Popen(
+        [EPISTEMIC, "exec", "--type", act, "--reason", REASON, "--", command], cwd=ws
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        path = ws / ".epistemic" / "journal.jsonl"
+        if path.exists() and b'"kind":"call"' in path.read_bytes().splitlines()[-1]:
+            break
+        time.sleep(0.02)
+    time.sleep(after)
+    process.send_signal(signal.SIGKILL)
+    return process.wait(timeout=30)
 
 
 def journal_lines(ws: Path) -> list[bytes]:
@@ -336,8 +354,7 @@ def test_log_json_merges_every_call(ws: Path) -> None:
         session.bash("exit 3", "test-hypothesis", HYPOTHESIS)
         session.bash("rm -rf x", "cleanup", "no")
     # the writer is killed mid-call: its declaration has no outcome
-    killed = run_exec(ws, KILL_PARENT, act="verify")
-    assert killed.returncode != 0
+    assert killed_mid_call(ws, SLOW) == -signal.SIGKILL
     views = log_json(ws)
     keys = {"seq", "tool", "act", "mutating", "status", "rule", "reason", "command"}
     assert all(keys | {"returncode", "ok"} <= set(v) for v in views)
@@ -353,7 +370,7 @@ def test_log_json_merges_every_call(ws: Path) -> None:
     ]
     assert [v["ok"] for v in views] == [True, False, None, None]
     assert [v["reason"] for v in views] == [REASON, HYPOTHESIS, "no", REASON]
-    assert [v["command"] for v in views] == ["echo hi", "exit 3", "rm -rf x", KILL_PARENT]
+    assert [v["command"] for v in views] == ["echo hi", "exit 3", "rm -rf x", SLOW]
 
 
 def test_log_table_prints(ws: Path) -> None:
@@ -396,7 +413,7 @@ def test_report_rebuild_equals_the_incremental_report(ws: Path) -> None:
         session.bash("rm a.txt", "revert", "the file was the wrong approach, undo it")
         session.bash("true", "setup", "x")
         session.call("nope", {})
-    run_exec(ws, f"sleep 1; {KILL_PARENT}", act="verify")  # slow: shown while it runs
+    killed_mid_call(ws, SLOW, after=1.0)  # slow: shown while it runs
     incremental = report_files(ws)
     (ws / "RATIONALE.md").unlink()
     shutil.rmtree(ws / ".epistemic" / "report", ignore_errors=True)

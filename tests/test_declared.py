@@ -13,17 +13,16 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from epistemic_agent import enforce, executor
+from epistemic_agent import executor
 from epistemic_agent import session as session_module
+from epistemic_agent.confine_platform import GUARANTEES, Platform, detect
 from epistemic_agent.consistency import FLAGS
-from epistemic_agent.enforce import Support, detect
 from epistemic_agent.gate import RULES
 from epistemic_agent.journal import JournalError
 from epistemic_agent.observe import DEFAULT_IGNORE, Observer, SnapshotObserver, best_observer
@@ -42,7 +41,15 @@ WRITE_TMPDIR = (
     "python3 -c \"import os; p = os.environ['TMPDIR']; open(p + '/s', 'w').write('1'); print(p)\""
 )
 SUPPORT = detect()
-ENFORCED = SUPPORT.best() != "none"
+ENFORCED = SUPPORT.mechanism() != "none"
+
+
+def read_only_method(platform: Platform) -> str:
+    """What an outcome's `enforcement` says for an observation under this platform."""
+    mechanism = platform.mechanism()
+    return "landlock" if mechanism.startswith("landlock") else mechanism
+
+
 needs_landlock = pytest.mark.skipif(
     SUPPORT.landlock_abi is None, reason=f"Landlock unavailable: {SUPPORT.landlock_error}"
 )
@@ -122,15 +129,6 @@ def assert_rejected(ws: Path, result: CallResult, rule: str, command: str) -> No
         r for r in journal(ws) if r["kind"] in ("call", "outcome") and r["seq"] == result.seq
     ]
     assert f"**Rejected** (`{rule}`)" in entry(rationale(ws), result.seq)
-
-
-def forced(support: Support) -> Callable[..., Support]:
-    """A stand-in for `enforce.detect` that reports `support` whatever is asked."""
-
-    def fake(full: bool = False) -> Support:
-        return support
-
-    return fake
 
 
 @pytest.fixture
@@ -215,7 +213,7 @@ def test_observation_may_write_under_slash_tmp(ws: Path, monkeypatch: pytest.Mon
         # where the workspace is: nothing can be created directly in an ancestor of it.
         assert result.status == "ran", result
         assert result.rule is None
-        assert outcome(ws, result.seq)["enforcement"] == SUPPORT.best()
+        assert outcome(ws, result.seq)["enforcement"] == read_only_method(SUPPORT)
     finally:
         shutil.rmtree(session.scratch_dir(), ignore_errors=True)
         session.close()
@@ -306,7 +304,7 @@ def test_an_unknown_write_in_an_observation_is_refused_by_landlock(ws: Path) -> 
         result = session.bash(WRITE_X, "collect-info", LOOK)
     assert result.status == "ran"
     assert not result.ok and result.returncode != 0
-    assert "Permission denied" in result.stderr
+    assert "Read-only file system" in result.stderr or "Permission denied" in result.stderr
     assert not (ws / "x").exists()
     assert record(ws, "call", result.seq)["effect"]["class"] == "unknown"
     done = outcome(ws, result.seq)
@@ -330,7 +328,7 @@ def test_cli_exec_json_carries_the_blocked_write_flag(ws: Path) -> None:
 
 
 @pytest.mark.parametrize("act", ["change-state", "setup"])
-def test_mutating_acts_are_not_enforced_and_may_write(ws: Path, act: str) -> None:
+def test_mutating_acts_may_write_the_workspace(ws: Path, act: str) -> None:
     with Session(ws) as session:
         result = session.bash(WRITE_X, act, CHANGE)
     assert result.ok, result
@@ -355,7 +353,7 @@ def test_tmpdir_is_writable_for_observations_and_outside_the_workspace(
     assert not printed.is_relative_to(ws)
     assert (printed / "s").read_text() == "1"
     done = outcome(ws, result.seq)
-    assert done["enforcement"] == SUPPORT.best()
+    assert done["enforcement"] == read_only_method(SUPPORT)
     assert done["observed"]["created"] == []
 
 
@@ -374,12 +372,10 @@ def test_without_enforcement_the_write_happens_and_is_flagged(ws: Path) -> None:
 
 
 def test_bwrap_when_landlock_is_missing(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    found = detect(full=True)
-    if found.bwrap is None or found.bwrap_error is not None:
-        pytest.skip(f"bwrap unusable: {found.bwrap_error}")
-    support = Support(None, "forced off by the test", found.bwrap, None)
-    monkeypatch.setattr(enforce, "detect", forced(support))
-    with Session(ws) as session:
+    found = detect(probe_bwrap=True)
+    assert found.bwrap is not None and found.bwrap_error is None, found.bwrap_error
+    platform = Platform(None, "forced off by the test", None, "forced off", found.bwrap, None)
+    with Session(ws, Settings(platform=platform)) as session:
         blocked = session.bash(WRITE_X, "collect-info", LOOK)
         scratch = session.bash(WRITE_TMPDIR, "test-hypothesis", HYPOTHESIS)
         folder = session.scratch_dir()
@@ -398,9 +394,8 @@ def test_bwrap_when_landlock_is_missing(ws: Path, monkeypatch: pytest.MonkeyPatc
 def test_no_enforcement_when_neither_method_is_available(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    support = Support(None, "forced off by the test", None, "forced off by the test")
-    monkeypatch.setattr(enforce, "detect", forced(support))
-    with Session(ws) as session:
+    off = "forced off by the test"
+    with Session(ws, Settings(platform=Platform(None, off, None, off, None, off))) as session:
         result = session.bash(WRITE_X, "collect-info", LOOK)
     assert result.ok, result
     assert (ws / "x").read_text() == "1"
@@ -692,22 +687,31 @@ def test_doctor_text(tmp_path: Path) -> None:
     done = epistemic("doctor", "-C", str(tmp_path))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("read-only workspace for non-mutating acts: ")
+    found = detect(probe_bwrap=True)
+    assert lines[0] == f"confinement of every act: {found.mechanism()}"
     assert lines[1].startswith("  landlock: ")
-    assert lines[2].startswith("  bwrap: ")
+    assert lines[2].startswith("  namespaces: ")
+    assert lines[3].startswith("  bwrap: ")
+    guarantees = [line.split()[1].rstrip(":") for line in lines[4:11]]
+    assert guarantees == list(GUARANTEES)
+    not_held = found.not_held()
+    for line, key in zip(lines[4:11], GUARANTEES, strict=True):
+        assert line.startswith("  NOT HELD  " if key in not_held else "  held      "), line
     method = best_observer(tmp_path).method
-    assert lines[3].startswith(f"observation of what each call changed: {method} (")
+    assert lines[11].startswith(f"observation of what each call changed: {method} (")
     if SUPPORT.landlock_abi is not None:
-        assert "enforced by Landlock" in lines[0]
-        assert lines[1] == f"  landlock: available, kernel ABI {SUPPORT.landlock_abi}"
+        assert lines[1] == f"  landlock: ABI {SUPPORT.landlock_abi}"
 
 
 def test_doctor_json(tmp_path: Path) -> None:
     done = epistemic("doctor", "--json", "-C", str(tmp_path))
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    found = detect(full=True)
-    assert data["enforcement"]["best"] == found.best()
+    found = detect(probe_bwrap=True)
+    assert data["enforcement"]["best"] == read_only_method(found)
+    assert data["confinement"]["mechanism"] == found.mechanism()
+    held = {key for key, value in data["confinement"]["guarantees"].items() if value["held"]}
+    assert held == set(GUARANTEES) - set(found.not_held())
     assert data["enforcement"]["landlock_abi"] == found.landlock_abi
     assert data["enforcement"]["bwrap"] == found.bwrap
     assert data["observation"]["method"] == best_observer(tmp_path).method
@@ -735,7 +739,7 @@ def test_the_demo_passes_its_oracle_enforced_and_observed(tmp_path: Path, systmp
     outcomes = {r["seq"]: r for r in records if r["kind"] == "outcome" and r["seq"] in acts}
     assert outcomes and outcomes.keys() == acts.keys()
     for seq, call in acts.items():
-        expected = "none" if call["mutating"] else SUPPORT.best()
+        expected = "none" if call["mutating"] else read_only_method(SUPPORT)
         assert outcomes[seq]["enforcement"] == expected, call
         assert "observed" in outcomes[seq]
         assert "flags" not in outcomes[seq], outcomes[seq]
@@ -853,7 +857,8 @@ def test_no_act_may_touch_the_record(ws: Path, command: str) -> None:
 def test_a_command_that_deletes_the_journal_anyway_is_flagged_and_the_journal_restored(
     ws: Path,
 ) -> None:
-    with Session(ws) as session:
+    """Without confinement (the last line of defence): the journal comes back, whole."""
+    with Session(ws, Settings(enforce=False)) as session:
         session.bash("echo one", "collect-info", LOOK)
         sneaky = "python3 -c \"import shutil; shutil.rmtree('.epistemic')\"; echo x > made.txt"
         result = session.bash(sneaky, "change-state", CHANGE)

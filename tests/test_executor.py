@@ -84,7 +84,7 @@ def session(ws: Path) -> Any:
 
 
 def test_timeout_kills_the_whole_process_group(ws: Path, tmp_path: Path) -> None:
-    pidfile = tmp_path / "bg.pid"
+    pidfile = ws / "bg.pid"
     command = f"sleep 300 & echo $! > {shlex.quote(str(pidfile))}; sleep 300"
     with Session(ws, Settings(timeout=1)) as session:
         started = time.monotonic()
@@ -110,7 +110,7 @@ def test_timeout_kills_the_whole_process_group(ws: Path, tmp_path: Path) -> None
 
 def test_timeout_escalates_to_sigkill(ws: Path, tmp_path: Path) -> None:
     """A group that ignores SIGTERM is killed after the grace period."""
-    pidfile = tmp_path / "bg.pid"
+    pidfile = ws / "bg.pid"
     command = f"trap '' TERM; sleep 300 & echo $! > {shlex.quote(str(pidfile))}; sleep 300"
     with Session(ws, Settings(timeout=0.5)) as session:
         started = time.monotonic()
@@ -125,8 +125,8 @@ def test_timeout_escalates_to_sigkill(ws: Path, tmp_path: Path) -> None:
         kill_quietly(pid)
 
 
-def test_background_process_left_behind_is_stopped(session: Session, tmp_path: Path) -> None:
-    pidfile = tmp_path / "bg.pid"
+def test_background_process_left_behind_is_stopped(session: Session, ws: Path) -> None:
+    pidfile = ws / "bg.pid"
     started = time.monotonic()
     result = session.bash(
         f"sleep 300 & echo $! > {shlex.quote(str(pidfile))}; echo started", "setup", REASON

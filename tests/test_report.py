@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -242,26 +243,29 @@ def test_call_without_outcome_is_outcome_unknown(ws: Path) -> None:
     assert [v["status"] for v in json.loads(done.stdout)] == ["ran", "unknown"]
 
 
-def test_killed_writer_leaves_outcome_unknown(ws: Path) -> None:
-    killed = run(
-        "exec",
-        "--type",
-        "verify",
-        "--reason",
-        REASON,
-        "--",
-        "exec python3 -c 'import os; os.kill(os.getppid(), 9)'",
-        cwd=ws,
+def test_killed_writer_leaves_outcome_unknown_until_the_next_writer_recovers_it(ws: Path) -> None:
+    process = subprocess.Popen(
+        [EPISTEMIC, "exec", "--type", "verify", "--reason", REASON, "--", "sleep 30"], cwd=ws
     )
-    assert killed.returncode == -9
+    journal = ws / ".epistemic" / "journal.jsonl"
+    deadline = time.monotonic() + 30
+    while not (journal.exists() and journal.read_bytes().count(b"\n") == 2):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    process.kill()  # from outside: no act can signal the session that records it
+    assert process.wait(timeout=30) == -9
     assert [json.loads(line)["kind"] for line in journal_lines(ws)] == ["session", "call"]
     done = run("report", cwd=ws)
     assert done.returncode == 0, done.stderr
     assert entry_titles(rationale(ws)) == ["1. `verify` · outcome unknown"]
-    # the next process continues the journal after the orphaned declaration
+    # the next process continues the journal, and closes the orphaned call first
     done = run("exec", "--type", "verify", "--reason", REASON, "--", "echo next", cwd=ws)
     assert (done.returncode, done.stdout) == (0, "next\n")
-    assert entry_titles(rationale(ws)) == ["1. `verify` · outcome unknown", "2. `verify` · ok"]
+    assert entry_titles(rationale(ws)) == ["1. `verify` · FAILED", "2. `verify` · ok"]
+    recovered = [json.loads(line) for line in journal_lines(ws)][2]
+    assert recovered["kind"] == "outcome" and recovered["seq"] == 1
+    assert recovered["recovered"] is True and recovered["interrupted"] is True
+    assert recovered["flags"][0]["flag"] == "session-killed"
 
 
 # -- paging ------------------------------------------------------------------------------------

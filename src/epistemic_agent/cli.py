@@ -212,7 +212,17 @@ def _open_session(args: argparse.Namespace) -> Any:
     settings = Settings(approval_timeout=waits)
     if timeout is not None:
         settings = Settings(timeout=timeout, approval_timeout=waits)
-    return Session(directory, settings, policy=chosen_policy(args))
+    session = Session(directory, settings, policy=chosen_policy(args))
+    _warn_confinement(session)
+    return session
+
+
+def _warn_confinement(session: Any) -> None:
+    from .confine import warning
+
+    note = warning(session.confinement)
+    if note is not None:
+        print(note, file=sys.stderr)
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:

@@ -126,6 +126,9 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     settings = Settings(timeout=args.timeout, approval_timeout=waits)
     facts = {"model": spec, **header}
     session = Session(directory, settings, facts, policy, policy_implicit=named is None)
+    from .cli import _warn_confinement
+
+    _warn_confinement(session)
     if not session.created:
         session.event("run", model=spec, **header)
     config = AgentConfig(max_steps=args.max_steps, max_rejections=args.max_rejections)

@@ -28,7 +28,9 @@ def register(sub: Any) -> None:
     p.add_argument("--batch", action="store_true", help="JSON Lines in, JSON Lines out")
     command_option(p)
     p.set_defaults(handler=_cmd_classify)
-    p = sub.add_parser("doctor", help="what this machine can enforce and observe")
+    p = sub.add_parser(
+        "doctor", help="what this machine can confine and observe: each guarantee, held or not"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     workspace_option(p, "the workspace to check observation for (default: .)")
     p.set_defaults(handler=_cmd_doctor)
@@ -81,19 +83,37 @@ def _classify_batch(classify: Any) -> int:
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .enforce import detect
+    from .confine import probe
+    from .confine_platform import GUARANTEES, detect
+    from .guard import workspace_policy
     from .observe import best_observer
+    from .policy import PolicyError
 
-    support = detect(full=True)
     workspace = Path(args.directory).resolve()
     if not workspace.is_dir():
         raise UsageError(f"workspace {workspace} is not a directory")
+    platform = detect(probe_bwrap=True)
+    try:
+        writable = workspace_policy(workspace).writable
+    except PolicyError as error:
+        print(f"epistemic: the workspace's policy does not load: {error}", file=sys.stderr)
+        writable = None
+    confinement = probe(platform, workspace, writable)
+    not_held = confinement.not_held()
     observer = best_observer(workspace)
     observation = {"method": observer.method, "workspace": str(workspace)}
     if args.json:
-        print(json.dumps({"enforcement": support.to_json(), "observation": observation}))
+        guarantees = {
+            key: {"held": key not in not_held, "why": not_held.get(key)} for key in GUARANTEES
+        }
+        found = {
+            "confinement": {**platform.to_json(), "guarantees": guarantees},
+            "enforcement": _enforcement_json(platform),
+            "observation": observation,
+        }
+        print(json.dumps(found))
         return 0
-    for line in support.lines():
+    for line in _confinement_lines(confinement, not_held):
         print(line)
     note = (
         "fanotify: precise, cheap"
@@ -102,3 +122,43 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     )
     print(f"observation of what each call changed: {observer.method} ({note})")
     return 0
+
+
+def _confinement_lines(confinement: Any, not_held: dict[str, str]) -> list[str]:
+    from .confine_platform import GUARANTEES
+
+    platform = confinement.platform
+    landlock = (
+        f"ABI {platform.landlock_abi}"
+        if platform.landlock_abi is not None
+        else f"unavailable ({platform.landlock_error})"
+    )
+    namespaces = platform.namespaces or f"unavailable ({platform.namespaces_error})"
+    bwrap = platform.bwrap or "-"
+    if platform.bwrap_error:
+        bwrap += f" ({platform.bwrap_error})"
+    lines = [
+        f"confinement of every act: {confinement.mechanism}",
+        f"  landlock: {landlock}",
+        f"  namespaces: {namespaces}",
+        f"  bwrap: {bwrap}",
+    ]
+    for key, meaning in GUARANTEES.items():
+        if key in not_held:
+            lines.append(f"  NOT HELD  {key}: {not_held[key]}")
+        else:
+            lines.append(f"  held      {key}: {meaning}")
+    return lines
+
+
+def _enforcement_json(platform: Any) -> dict[str, Any]:
+    """The read-only workspace of observation acts, as `doctor --json` always reported it."""
+    mechanism = platform.mechanism()
+    best = "none" if mechanism == "none" else ("bwrap" if mechanism == "bwrap" else "landlock")
+    return {
+        "best": best,
+        "landlock_abi": platform.landlock_abi,
+        "landlock_error": platform.landlock_error,
+        "bwrap": platform.bwrap,
+        "bwrap_error": platform.bwrap_error,
+    }

@@ -5,27 +5,25 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import sys
+import signal
+import subprocess
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
+from .confine import Launch, in_confined_thread
 from .fsutil import make_unique
 from .structs import struct
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import signal
-
     from .reaper import Reaper
-else:  # what `signal` wraps, loaded with the interpreter: `signal` builds its enums on import,
-    import _signal as signal  # 0.7 ms of every `epistemic exec`; numbers and signal() suffice
 
 DEFAULT_TIMEOUT = 120.0
 KILL_GRACE = 1.0
 SLOW_AFTER = 0.5
 _REUSE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-MAX_FD = 1 << 16
 
 
 @struct
@@ -44,27 +42,21 @@ class Execution:
             path.unlink(missing_ok=True)
 
 
-@struct
-class Launch:
-    """How to start a command: an argv prefix (bwrap) and/or a hook run in the child (Landlock)."""
-
-    argv_prefix: tuple[str, ...] = ()
-    child_setup: Callable[[], None] | None = None
-    env: dict[str, str] | None = None  # None: inherit ours
-
-
 def run_shell(
     command: str,
     cwd: Path,
     timeout: float,
     scratch: Path,
     launch: Launch | None = None,
+    env: dict[str, str] | None = None,
     on_slow: Callable[[], None] | None = None,
     capture: tuple[Path, Path] | None = None,
     reaper: Reaper | None = None,
 ) -> Execution:
     """Run `bash -c command` in its own session; output goes to files, not memory.
 
+    `launch` confines it (confine.py): a function the spawning thread runs on itself first,
+    and/or an argv prefix (bwrap); ConfinementError if it cannot be confined (nothing ran).
     `on_slow` is called once if the command is still running after SLOW_AFTER seconds. With
     a `reaper`, processes that escaped the command's group (setsid, double forks) are caught
     and stopped when it ends.
@@ -83,13 +75,12 @@ def run_shell(
         reaper.start()
     try:
         program = _find_program(argv[0])
-        env = dict(os.environ) if launch.env is None else launch.env
-        if "subprocess" not in sys.modules:  # a one-shot CLI: fork is cheaper than importing
-            pid = _spawn(program, argv, cwd, out_fd, err_fd, env, launch.child_setup)
-        elif launch.child_setup is None:
-            pid = _spawn_vfork(program, argv, cwd, out_fd, err_fd, env)
-        else:
-            pid = _spawn_restricted(program, argv, cwd, out_fd, err_fd, env, launch.child_setup)
+        spawn = partial(_popen, program, argv, cwd, out_fd, err_fd, env)
+        pid = spawn() if launch.confine is None else in_confined_thread(launch.confine, spawn)
+    except BaseException:
+        if reaper is not None:
+            reaper.sweep()
+        raise
     finally:
         os.close(out_fd)
         os.close(err_fd)
@@ -130,13 +121,16 @@ def _find_program(name: str) -> str:
     raise FileNotFoundError(f"{name} is not on PATH")
 
 
-def _spawn_vfork(
-    program: str, argv: list[str], cwd: Path, out_fd: int, err_fd: int, env: dict[str, str]
+def _popen(
+    program: str,
+    argv: list[str],
+    cwd: Path,
+    out_fd: int,
+    err_fd: int,
+    env: dict[str, str] | None,
 ) -> int:
-    """Through subprocess, which can vfork: much cheaper than fork in a large process (an agent
-    with SDKs loaded). Used only when subprocess is already imported; we wait and reap ourselves."""
-    import subprocess
-
+    """Start the command in a session of its own (its process group is what a timeout kills),
+    stdin from /dev/null, every other descriptor closed. We wait for and reap it ourselves."""
     process = subprocess.Popen(
         argv,
         executable=program,
@@ -149,72 +143,6 @@ def _spawn_vfork(
     )
     process.returncode = 0  # reaped by _Waiter, not by Popen
     return process.pid
-
-
-def _spawn_restricted(
-    program: str,
-    argv: list[str],
-    cwd: Path,
-    out_fd: int,
-    err_fd: int,
-    env: dict[str, str],
-    restrict: Callable[[], None],
-) -> int:
-    """vfork from a throw-away thread that first restricts itself (Landlock and no_new_privs
-    apply to the calling thread, and a child inherits them from the thread that spawned it):
-    the process's other threads stay unrestricted, and no fork of a large process is needed."""
-    import threading
-
-    result: list[int | BaseException] = []
-
-    def work() -> None:
-        try:
-            restrict()
-            result.append(_spawn_vfork(program, argv, cwd, out_fd, err_fd, env))
-        except BaseException as error:
-            result.append(error)
-
-    thread = threading.Thread(target=work, name="epistemic-restricted-spawn")
-    thread.start()
-    thread.join()
-    if isinstance(result[0], BaseException):
-        raise result[0]
-    return result[0]
-
-
-def _spawn(
-    program: str,
-    argv: list[str],
-    cwd: Path,
-    out_fd: int,
-    err_fd: int,
-    env: dict[str, str],
-    child_setup: Callable[[], None] | None,
-) -> int:
-    """fork + exec without the subprocess module (importing it costs every `epistemic exec`),
-    with a hook (Landlock) that runs in the child just before exec."""
-    pid = os.fork()
-    if pid:
-        return pid
-    try:  # the child: own session (process group), workspace cwd, files for output
-        os.setsid()
-        os.chdir(cwd)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(out_fd, 1)
-        os.dup2(err_fd, 2)
-        for signum in (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):
-            signal.signal(signum, signal.SIG_DFL)
-        if child_setup is not None:
-            child_setup()
-        os.closerange(3, MAX_FD)
-        os.execve(program, argv, env)
-    except BaseException as error:
-        with contextlib.suppress(BaseException):
-            os.write(2, f"epistemic: cannot start the command: {error}\n".encode())
-    finally:
-        os._exit(127)
-    return 0  # unreachable
 
 
 class _Waiter:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from functools import cache
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def exchange_write(target: Path, data: bytes, spare: Path) -> None:
     report write costs on some disks; this costs a pwrite and a swap. Falls back to
     atomic_write where the swap is not supported."""
     try:
-        handle = os.open(spare, os.O_WRONLY | os.O_CREAT, 0o644)
+        handle = _open_spare(spare)
     except FileNotFoundError:
         atomic_write(target, data)
         return
@@ -64,6 +65,28 @@ def exchange_write(target: Path, data: bytes, spare: Path) -> None:
         os.close(handle)
     if not _exchange(spare, target):
         os.replace(spare, target)
+
+
+def _open_spare(spare: Path) -> int:
+    """The spare for writing, never through what someone may have swapped in for it (a
+    symlink, a hard link, a FIFO): anything but a plain file of one link is replaced."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        handle = os.open(spare, flags, 0o644)
+    except FileNotFoundError:
+        raise
+    except OSError:  # ELOOP: a symlink; ENXIO: a FIFO; EISDIR...
+        handle = -1
+    if handle >= 0:
+        found = os.fstat(handle)
+        if stat.S_ISREG(found.st_mode) and found.st_nlink == 1:
+            return handle
+        os.close(handle)
+    if spare.is_dir() and not spare.is_symlink():
+        os.rmdir(spare)
+    else:
+        spare.unlink()
+    return os.open(spare, flags | os.O_EXCL, 0o644)
 
 
 def _exchange(a: Path, b: Path) -> bool:

@@ -43,6 +43,19 @@ def covers(known: set[str], path: str) -> bool:
     return any(item.startswith(prefix) for item in known)
 
 
+def _declaration(record: Record) -> dict[str, Any]:
+    """What recovery needs of a call without an outcome: who declared it, when, and whether a
+    human was asked."""
+    pid, policy = record.get("pid"), record.get("policy")
+    asked = isinstance(policy, dict) and policy.get("decision") == "ask"
+    return {
+        "pid": pid if isinstance(pid, int) else None,
+        "t": str(record.get("t", "")),
+        "asked": asked,
+        "answered": False,
+    }
+
+
 def _paths(data: dict[str, Any], key: str) -> list[str]:
     """A list of paths in a record; anything else there (a foreign writer's) is no path."""
     value = data.get(key)
@@ -55,15 +68,20 @@ class History:
     touched: set[str] = field(default_factory=set)
     created: set[str] = field(default_factory=set)
     pending: dict[int, str] = field(default_factory=dict)  # seq -> act, until the outcome
+    declared: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> who, when: recovery
 
     def fold(self, record: Record) -> None:
         kind, seq = record.get("kind"), record.get("seq")
         if kind == "call" and isinstance(seq, int):
             act = str(record.get("act"))
             self.pending[seq] = act
+            self.declared[seq] = _declaration(record)
             if act == "change-state":
                 self.touched.update(self.declared_paths(record))
+        elif kind == "approval" and isinstance(seq, int) and seq in self.declared:
+            self.declared[seq]["answered"] = True
         elif kind == "outcome" and isinstance(seq, int):
+            self.declared.pop(seq, None)
             act = self.pending.pop(seq, "")
             observed = record.get("observed")
             if isinstance(observed, dict):
@@ -91,6 +109,7 @@ class History:
             "touched": sorted(self.touched),
             "created": sorted(self.created),
             "pending": {str(k): v for k, v in self.pending.items()},
+            "declared": {str(k): v for k, v in self.declared.items()},
         }
 
     @classmethod
@@ -100,4 +119,5 @@ class History:
             set(data.get("touched", [])),
             set(data.get("created", [])),
             {int(k): str(v) for k, v in data.get("pending", {}).items()},
+            {int(k): dict(v) for k, v in data.get("declared", {}).items()},
         )

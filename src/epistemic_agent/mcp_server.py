@@ -184,8 +184,11 @@ def register(sub: Any) -> None:
 
 def _cmd_mcp(args: Any) -> int:
     from .cliargs import chosen_policy
+    from .confine import probe, unmet, warning
+    from .confine_platform import detect
     from .errors import UsageError
     from .guard import workspace_policy
+    from .policy import PolicyError
 
     directory = Path(args.directory).resolve()
     if not directory.is_dir():
@@ -194,7 +197,14 @@ def _cmd_mcp(args: Any) -> int:
         raise UsageError("--approval-timeout must be a positive number of seconds")
     named = chosen_policy(args)
     policy = named or workspace_policy(directory)  # a bad policy stops here
+    confinement = probe(detect(), directory, policy.writable)  # before the SDK starts threads
+    problem = unmet(policy.require_confinement, confinement)
+    if problem is not None:
+        raise PolicyError(f"{policy.source}: {problem}")
     keeper = Gatekeeper(directory, policy, args.approval_timeout, implicit=named is None)
     print(f"epistemic mcp: serving {directory} (policy {policy.source})", file=sys.stderr)
+    note = warning(confinement)
+    if note is not None:
+        print(note, file=sys.stderr)
     serve(keeper)
     return 0

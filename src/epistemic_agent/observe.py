@@ -156,6 +156,36 @@ class SnapshotObserver(Observer):
         return compare(before, snapshot(str(self.workspace), self.ignored), self.method)
 
 
+class CtimeObserver(Observer):
+    """For folders outside the workspace a mutating act may write (package caches, often
+    large): at finish, one walk for every entry whose ctime moved since start. Created and
+    modified are not told apart (both are listed as modified) and deletions are not seen."""
+
+    method = "ctime"
+
+    def __init__(self, workspace: Path, ignore: tuple[str, ...] = ()) -> None:
+        super().__init__(workspace, ignore)
+        self._since = 0
+
+    def start(self) -> None:
+        from .observe_fanotify import coarse_now
+
+        self._since = coarse_now()
+
+    def finish(self) -> Changes:
+        changed = changed_since(str(self.workspace), self.ignored, self._since)
+        return Changes.of(set(), changed, set(), self.method, complete=False)
+
+
+def outside_observer(folder: Path) -> Observer:
+    """How to watch a granted folder outside the workspace: fanotify where it can, else ctime."""
+    from . import observe_fanotify
+
+    if observe_fanotify.available(Path(folder)):
+        return observe_fanotify.FanotifyObserver(folder, ())
+    return CtimeObserver(folder)
+
+
 def best_observer(workspace: Path, ignore: tuple[str, ...] = DEFAULT_IGNORE) -> Observer:
     """fanotify when this process may use it on the workspace's file system, else snapshot."""
     from . import observe_fanotify

@@ -110,6 +110,8 @@ class Policy:
     secret_names: tuple[str, ...] = ()  # environment variables whose values are scrubbed
     approval_timeout: float | None = None  # seconds an `ask` waits before it is denied
     approval_channel: str | None = None  # auto, terminal or file
+    writable: dict[str, tuple[str, ...]] | None = None  # [sandbox] grants per act (None: default)
+    require_confinement: tuple[str, ...] = ()  # guarantees without which no session starts
 
     def decide(self, facts: dict[str, Any]) -> Decision:
         """The first rule whose condition holds decides; else the default. Never raises."""

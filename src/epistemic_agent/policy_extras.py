@@ -1,4 +1,5 @@
-"""The parts of a policy file besides its rules: `[approval]`, `[secrets]` and `[[hook]]`."""
+"""The parts of a policy file besides its rules: `[approval]`, `[secrets]`, `[sandbox]` and
+`[[hook]]`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
 CHANNELS = ("auto", "terminal", "file")
 APPROVAL_KEYS = ("timeout", "channel")
 SECRETS_KEYS = ("patterns", "env")
+SANDBOX_KEYS = ("writable", "require_confinement")
+GRANTABLE = ("setup", "change-state", "revert", "cleanup")
 HOOK_KEYS = ("id", "on", "command", "stderr", "timeout")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -25,6 +28,7 @@ def read_extras(document: dict[str, Any], spots: Spots, errors: Errors) -> dict[
     extras: dict[str, Any] = {}
     extras.update(_read_approval(document.get("approval"), spots, errors))
     extras.update(_read_secrets(document.get("secrets"), spots, errors))
+    extras.update(_read_sandbox(document.get("sandbox"), spots, errors))
     extras["hooks"] = _read_hooks(document.get("hook", []), spots, errors)
     return extras
 
@@ -103,6 +107,65 @@ def _read_secrets(value: object, spots: Spots, errors: Errors) -> dict[str, Any]
                 )
             )
     return extras
+
+
+def _read_sandbox(value: object, spots: Spots, errors: Errors) -> dict[str, Any]:
+    table = _table("sandbox", value, SANDBOX_KEYS, spots, errors)
+    extras: dict[str, Any] = {}
+    if "writable" in table:
+        grants = _read_grants(table["writable"])
+        if grants is None:
+            errors.append(
+                (
+                    spots.table("sandbox", "writable"),
+                    "[sandbox]: `writable` must be a list of paths (for setup acts) or a table "
+                    f"of lists by mutating act ({', '.join(GRANTABLE)})",
+                )
+            )
+        else:
+            extras["writable"] = grants
+    if "require_confinement" in table:
+        required = _read_required(table["require_confinement"])
+        if required is None:
+            from .confine_platform import GUARANTEES
+
+            errors.append(
+                (
+                    spots.table("sandbox", "require_confinement"),
+                    "[sandbox]: `require_confinement` must be true, false or a list of "
+                    f"guarantees ({', '.join(GUARANTEES)})",
+                )
+            )
+        else:
+            extras["require_confinement"] = required
+    return extras
+
+
+def _read_grants(value: object) -> dict[str, tuple[str, ...]] | None:
+    if isinstance(value, list):
+        value = {"setup": value}
+    if not isinstance(value, dict) or any(act not in GRANTABLE for act in value):
+        return None
+    grants: dict[str, tuple[str, ...]] = {}
+    for act, paths in value.items():
+        if not isinstance(paths, list) or not all(
+            isinstance(path, str) and path.strip() and "\0" not in path for path in paths
+        ):
+            return None
+        grants[act] = tuple(paths)
+    return grants
+
+
+def _read_required(value: object) -> tuple[str, ...] | None:
+    from .confine_platform import GUARANTEES
+
+    if value is True:
+        return tuple(GUARANTEES)
+    if value is False:
+        return ()
+    if isinstance(value, list) and all(item in GUARANTEES for item in value):
+        return tuple(str(item) for item in value)
+    return None
 
 
 def _read_hooks(value: object, spots: Spots, errors: Errors) -> tuple[Hook, ...]:

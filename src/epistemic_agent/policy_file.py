@@ -20,7 +20,7 @@ MAX_BYTES = 256 << 10
 MAX_CONDITIONS = 64 << 10  # characters of CEL in all: checking costs ~50 us each
 MAX_EXAMPLES = 1000
 MAX_ERRORS = 50
-TOP_KEYS = ("default", "default_message", "rule", "approval", "secrets", "hook")
+TOP_KEYS = ("default", "default_message", "rule", "approval", "secrets", "sandbox", "hook")
 RULE_KEYS = ("id", "when", "decision", "message", "example", "examples_match", "examples_no_match")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
 _HEADER = re.compile(r"\s*(\[\[?)\s*([^\]]*?)\s*\]")
@@ -98,7 +98,7 @@ class Spots:
         if brackets == "[[" and name == "hook":
             self.hooks.append({"": number})
             return self.hooks[-1]
-        if brackets == "[" and name in ("approval", "secrets"):
+        if brackets == "[" and name in ("approval", "secrets", "sandbox"):
             return self.tables.setdefault(name, {"": number})
         return None
 

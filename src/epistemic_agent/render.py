@@ -33,10 +33,32 @@ def header(session: Mapping[str, Any]) -> str:
                 f"(sha256 `{str(policy.get('sha256'))[:16]}…`)._",
                 "",
             ]
+        lines += confinement_banner(session.get("confinement"))
         task = session.get("task")
         if isinstance(task, str) and task.strip():
             lines += ["**Task:** " + _one_paragraph(task), ""]
     return "\n".join(lines) + "\n"
+
+
+def confinement_banner(confinement: object) -> list[str]:
+    """A warning, first thing, when acts were not confined as fully as they can be."""
+    if not isinstance(confinement, dict):
+        return []
+    missing = confinement.get("not_held")
+    if not isinstance(missing, dict) or not missing:
+        return []
+    mechanism = str(confinement.get("mechanism", "?"))
+    lines = [
+        f"> **⚠ Confinement:** acts ran confined by `{_code_text(mechanism)}`; "
+        f"{len(missing)} guarantee(s) did not hold on this machine (`epistemic doctor`):"
+    ]
+    for key, why in missing.items():
+        lines.append(f"> - `{_code_text(str(key))}`: {_one_paragraph(str(why))}")
+    return [*lines, ""]
+
+
+def _code_text(text: str) -> str:
+    return text.replace("`", "'").replace("\n", " ")
 
 
 def shape(counts: Mapping[str, int], shell: int, rejected: int) -> str:

@@ -128,11 +128,15 @@ class Report:
             self._fold_approval(record)
         elif kind == "policy":
             self.totals.session["policy"] = {k: record.get(k) for k in ("source", "sha256")}
+        elif kind == "confinement":
+            self.totals.session["confinement"] = {
+                k: v for k, v in record.items() if k not in (*_HEADER_DROP, "t")
+            }
         else:
             view = view_of(record)
             if view is not None:
                 self._fold_call(view, record, before)
-        if kind in ("call", "outcome"):
+        if kind in ("call", "outcome", "approval"):
             self.history.fold(record)  # after the report: a page checkpoint predates it
 
     def _fold_call(self, view: CallView, record: Record, before: Position) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from .confine_platform import Platform
 from .evidence import DEFAULT_CAP
 from .executor import DEFAULT_TIMEOUT
 from .gate import MIN_REASON
@@ -23,11 +24,13 @@ class Settings:
     output_limit: int = 16_000
     evidence_cap: int = DEFAULT_CAP
     min_reason: int = MIN_REASON
-    enforce: bool = True  # run non-mutating acts with the workspace read-only, where possible
+    enforce: bool = True  # confine every act (confine.py); False: no confinement at all
     observe: bool = True  # record what each shell call changed in the workspace
     ignore: tuple[str, ...] = DEFAULT_IGNORE  # path components observation treats as noise
     approval_timeout: float | None = None  # seconds an `ask` waits (None: the policy's, or 600)
     approval_channel: str | None = None  # auto, terminal or file (None: the policy's, or auto)
+    platform: Platform | None = None  # what to confine with (None: what this machine has)
+    hidden: tuple[str, ...] = ()  # paths no act may read (besides the record)
 
 
 @struct(frozen=False)

@@ -7,22 +7,26 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 
 from . import __version__, consistency
+from .confine import Confinement, ConfinementError, unmet
+from .confine_platform import Platform, detect
 from .effects import Effect
 from .effects_cache import EffectCache
-from .enforce import Sandbox, read_only_sandbox
 from .evidence import EvidenceStore
-from .executor import Execution, Launch, bounded_text, run_shell
+from .executor import Execution, bounded_text, run_shell
 from .filetools import precheck, run_file_tool
 from .gate import Call, GateConfig, Rejected, check
 from .guard import Guard, workspace_policy
 from .journal import JournalWriter, Record
 from .layout import RECORD_DIR, REPORT_NAME, Layout
-from .observe import best_observer
+from .observe import Observer, best_observer, outside_observer
+from .policy import PolicyError
 from .records import call_record, now, outcome_record, rejected_record
+from .recovery import Orphan, Recovery
 from .report import Report
 from .results import CallResult, Settings
 from .session_policy import PolicyCalls, decision_json
@@ -60,12 +64,13 @@ class Session(PolicyCalls):
         if self.policy is None:  # before anything is written: a broken policy stops here
             self.policy = workspace_policy(self.workspace)
         self._closed = False
-        self._sandbox: Sandbox | None = None
-        self._launches: dict[bool, tuple[Launch, str]] = {}
+        self.layout = Layout(self.workspace)
+        self.platform = self._platform()
+        self._require_confinement(self.policy)
+        self._env: dict[str, str] | None = None
         self._scratch: Path | None = None
         self._last_outcome: object = None
         self._reaper_made: Reaper | None = None
-        self.layout = Layout(self.workspace)
         self.guard = Guard(
             self.policy,
             self.workspace,
@@ -91,23 +96,93 @@ class Session(PolicyCalls):
         gone = None
         with self.journal.locked():
             self.created = self.journal.position.lines == 0
+            new_id = os.urandom(16).hex()
+            self.confinement = self._confinement(new_id if self.created else self.session_id)
             if self.created:
-                self.journal.append(self._session_record(), durable=True)
+                self.journal.append(self._session_record(new_id), durable=True)
                 self._publish()
             elif implicit and (gone := self._policy_gone()) is not None:
                 pass
-            elif self.report.totals.session.get("policy") != self.guard.header():
-                record = {"kind": "policy", "t": now(), **self.guard.header()}
-                self.journal.append(record, durable=True)
-                self._publish()
+            else:
+                self._recover()
+                self._note_changes()
         if gone is not None:
             self.close()
-            from .policy import PolicyError
-
             raise PolicyError(
                 f"{gone}: the policy this session was under is gone. Restore it, or name the "
                 "policy to use now (--policy FILE, --approve mutating|none, --read-only)."
             )
+
+    def _platform(self) -> Platform:
+        if self.settings.platform is not None:
+            return self.settings.platform
+        if not self.settings.enforce:
+            off = "turned off by the caller (Settings.enforce=False)"
+            return Platform(None, off, None, off, None, off)
+        return detect()
+
+    def _require_confinement(self, policy: Policy) -> None:
+        """A policy that requires guarantees this machine cannot give stops the session here,
+        before anything is written."""
+        if policy.require_confinement:
+            problem = unmet(policy.require_confinement, self._confinement(""))
+            if problem is not None:
+                raise PolicyError(f"{policy.source}: {problem}")
+
+    def _confinement(self, session_id: str) -> Confinement:
+        assert self.policy is not None
+        guarded = [self.layout.report, self.layout.spare]
+        if not self.policy.source.startswith("preset:"):
+            guarded.append(Path(self.policy.source).resolve())
+        return Confinement(
+            self.platform,
+            self.workspace,
+            self._scratch_path(session_id),
+            self.layout.record,
+            tuple(guarded),
+            self.policy.writable,
+            tuple(Path(path) for path in self.settings.hidden),
+        )
+
+    def _recover(self) -> None:
+        """Close the calls a killed session left without an outcome (recovery.py)."""
+        history = self.report.history
+        orphans = [
+            Orphan(
+                seq,
+                history.pending.get(seq, ""),
+                d.get("pid"),
+                d.get("t", ""),
+                bool(d.get("asked")),
+                bool(d.get("answered")),
+            )
+            for seq, d in history.declared.items()
+        ]
+        ignored = frozenset((*self.settings.ignore, RECORD_DIR, REPORT_NAME))
+        recovery = Recovery(self.workspace, self.layout.scratch, self.evidence, self.guard, ignored)
+        recovered = recovery.outcomes(orphans) if orphans else []
+        for record in recovered:
+            scrubbed, redacted = self.guard.scrub(record)
+            if redacted:
+                scrubbed["redacted"] = redacted
+            self.journal.append(scrubbed, durable=True)
+        if self.layout.scratch.is_dir():
+            recovery.sweep(live=set())
+        if recovered:
+            self._publish()
+
+    def _note_changes(self) -> None:
+        """A later process under another policy or another confinement says so in the journal."""
+        session = self.report.totals.session
+        if session.get("policy") != self.guard.header():
+            record = {"kind": "policy", "t": now(), **self.guard.header()}
+            self.journal.append(record, durable=True)
+            self._publish()
+        header = self.confinement.header()
+        if _confinement_key(session.get("confinement")) != _confinement_key(header):
+            record = {"kind": "confinement", "t": now(), **header}
+            self.journal.append(record, durable=True)
+            self._publish()
 
     def _policy_gone(self) -> str | None:
         """The policy file the session was last under, if it has disappeared since."""
@@ -144,8 +219,6 @@ class Session(PolicyCalls):
             self.journal.close()
             for path in self._capture:  # empty capture files kept for reuse
                 path.unlink(missing_ok=True)
-            if self._sandbox is not None:
-                self._sandbox.close()
 
     # -- the four tools --------------------------------------------------------------------
 
@@ -197,9 +270,10 @@ class Session(PolicyCalls):
             record["redacted"] = redacted
         with self.journal.locked():
             seq = record["seq"] = self.journal.position.last_seq + 1
-            # Durable before the effect. The report is published once, with the outcome:
-            # readers of the journal show a call without one as "outcome unknown".
+            # Durable before the effect, and shown in the report at once (as running, or
+            # waiting for approval) before anything runs.
             self.journal.append(record, durable=True)
+            self._publish()
         try:
             if decision.decision == "ask":
                 answer = self._ask(seq, verdict, effect, decision)
@@ -255,22 +329,34 @@ class Session(PolicyCalls):
         self, seq: int, call: Call, effect: Effect | None, on_output: OutputSink | None
     ) -> CallResult:
         assert call.command is not None
-        launch, enforcement = self._launch(call)
+        assert call.act is not None
+        launch = self.confinement.launch(call.act, self._capture)
+        enforcement = self._enforcement(call)
         ignored = (*self.settings.ignore, RECORD_DIR, REPORT_NAME)  # the record: always
         observer = best_observer(self.workspace, ignored) if self.settings.observe else None
-        if observer is not None:
-            observer.start()
-        done = run_shell(
-            call.command,
-            self.workspace,
-            self.settings.timeout,
-            self.layout.scratch,
-            launch=launch,
-            on_slow=self._publish_in_flight,
-            capture=self._capture,
-            reaper=self._reaper(),
-        )
+        outside = self._outside_observers(call.act)
+        for watcher in (observer, *outside.values()):
+            if watcher is not None:
+                watcher.start()
+        try:
+            done = run_shell(
+                call.command,
+                self.workspace,
+                self.settings.timeout,
+                self.layout.scratch,
+                launch=launch,
+                env=self._command_env(),
+                on_slow=self._publish_in_flight,
+                capture=self._capture,
+                reaper=self._reaper(),
+            )
+        except ConfinementError as error:
+            for watcher in (observer, *outside.values()):
+                if watcher is not None:
+                    watcher.finish()
+            return self._not_confined(seq, call, error)
         changes = observer.finish() if observer is not None else None
+        elsewhere = {folder: watcher.finish() for folder, watcher in outside.items()}
         tampered = self.journal.restore_if_gone()
         redacted = sum(self.guard.scrub_file(path) for path in (done.stdout, done.stderr))
         limit = self.settings.output_limit
@@ -295,9 +381,13 @@ class Session(PolicyCalls):
             "returncode": done.returncode,
             "timed_out": done.timed_out,
             "enforcement": enforcement,
+            "confinement": self.confinement.mechanism,
         }
         if changes is not None:
             extra["observed"] = _capped(changes.to_json())
+        touched = {folder: _capped(seen.to_json()) for folder, seen in elsewhere.items()}
+        if any(not seen.empty for seen in elsewhere.values()):
+            extra["outside"] = touched
         if tampered:
             raised.append(
                 {
@@ -330,24 +420,38 @@ class Session(PolicyCalls):
             flags=tuple(flag["flag"] for flag in raised),
         )
 
-    def _launch(self, call: Call) -> tuple[Launch, str]:
-        """How to start this call: TMPDIR on the session's scratch folder, and for a
-        non-mutating act the workspace made read-only by the kernel where it can be.
-        Both are built once per session (the environment as the session found it)."""
-        enforced = not call.mutating and self.settings.enforce
-        cached = self._launches.get(enforced)
-        if cached is not None:
-            return cached
-        scratch = self.scratch_dir()
-        env = {**os.environ, "TMPDIR": str(scratch)}
-        if not enforced:
-            made = Launch(env=env), "none"
-        else:  # the sandbox's rules name every folder beside the workspace's path
-            self._sandbox = read_only_sandbox(self.workspace, writable=(scratch,))
-            sandbox = self._sandbox
-            made = Launch(sandbox.argv_prefix, sandbox.child_setup, env), sandbox.name
-        self._launches[enforced] = made
-        return made
+    def _outside_observers(self, act: str) -> dict[str, Observer]:
+        """Watchers for the folders outside the workspace this act may write (its grants)."""
+        if not self.settings.observe or self.confinement.mechanism == "none":
+            return {}
+        view = self.confinement.view(act)
+        inside = (self.confinement.workspace, self.confinement.scratch)
+        folders = [folder for folder in view.writable if folder not in inside]
+        return {folder: outside_observer(Path(folder)) for folder in folders}
+
+    def _enforcement(self, call: Call) -> str:
+        """How the workspace was kept read-only for this call (`none` for a mutating act)."""
+        mechanism = self.confinement.mechanism
+        if call.mutating or mechanism == "none":
+            return "none"
+        return "bwrap" if mechanism == "bwrap" else "landlock"
+
+    def _command_env(self) -> dict[str, str]:
+        """The environment as the session found it, with TMPDIR on the scratch folder (built
+        once per session)."""
+        if self._env is None:
+            self._env = {**os.environ, "TMPDIR": str(self.scratch_dir())}
+        return self._env
+
+    def _not_confined(self, seq: int, call: Call, error: ConfinementError) -> CallResult:
+        """The sandbox could not be made: the command did not run, and the record says why."""
+        outcome = f"not run: {error.strerror or error}"
+        self._record(
+            outcome_record(
+                seq, False, outcome, 0.0, {}, confinement=self.confinement.mechanism, not_run=True
+            )
+        )
+        return CallResult("ran", seq, "bash", call.act, ok=False, outcome=outcome)
 
     def _reaper(self) -> Reaper:
         """Catches what a command leaves running outside its group (made once: ctypes)."""
@@ -360,14 +464,23 @@ class Session(PolicyCalls):
     def scratch_dir(self) -> Path:
         """This session's scratch folder, outside the workspace: $TMPDIR for its commands."""
         if self._scratch is None:
-            folder = Path(self.gate.temp) / "epistemic" / (self.session_id[:16] or "session")
+            folder = Path(self.confinement.scratch)
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             self._scratch = folder
         return self._scratch
 
+    def _scratch_path(self, session_id: str) -> Path:
+        return Path(_temp(self.workspace)) / "epistemic" / (session_id[:16] or "session")
+
     def _run_file_tool(self, seq: int, call: Call) -> CallResult:
+        assert call.act is not None
         started = time.monotonic()
-        done = run_file_tool(call, self.workspace, self.settings.output_limit)
+        work = partial(run_file_tool, call, self.workspace, self.settings.output_limit)
+        try:
+            self.scratch_dir()
+            done = self.confinement.run(call.act, work)
+        except ConfinementError as error:
+            return self._not_confined(seq, call, error)
         duration = time.monotonic() - started
         name = "content" if call.tool == "read_file" else "diff"
         blob, redacted = self.guard.redactor.data(done.evidence)
@@ -434,20 +547,32 @@ class Session(PolicyCalls):
             self._publish()
 
     def _publish(self) -> None:
-        """Re-render the report and move the head anchor (caller holds the journal lock)."""
+        """Re-render the report and move the head anchor (caller holds the journal lock).
+        The report's spare stays in place: acts see both read-only (confine.py), so the swap
+        that replaces the report never leaves a writable one in their view."""
         position = self.journal.position
         self.report.write(position)
         self.journal.write_anchor()
+        if not self.layout.spare.exists():
+            self.layout.spare.touch()
 
-    def _session_record(self) -> Record:
+    def _git_head(self) -> str | None:
+        """`git rev-parse HEAD`, confined like an observation: the workspace's git config and
+        hooks are the agent's to change, so git runs with no more rights than its acts."""
+        try:
+            return self.confinement.run("collect-info", partial(_git_head, self.workspace))
+        except ConfinementError:
+            return None
+
+    def _session_record(self, session_id: str) -> Record:
         record: Record = {
             "kind": "session",
-            "session": os.urandom(16).hex(),
+            "session": session_id,
             "started": now(),
             "started_epoch": time.time(),
             "tool_version": __version__,
             "workspace": str(self.workspace),
-            "git_head": _git_head(self.workspace),
+            "git_head": self._git_head(),
             "user": _user(),
             "host": os.uname().nodename,
             "pid": os.getpid(),
@@ -455,10 +580,18 @@ class Session(PolicyCalls):
         }
         record.update(self.guard.scrub(self.header)[0])
         record["policy"] = self.guard.header()
+        record["confinement"] = self.confinement.header()
         return record
 
 
 OBSERVED_CAP = 200
+
+
+def _confinement_key(header: object) -> object:
+    """What makes two confinements the same for the record: mechanism and what is not held."""
+    if not isinstance(header, dict):
+        return None
+    return header.get("mechanism"), header.get("not_held"), header.get("grants")
 
 
 def _temp(workspace: Path) -> str:

@@ -1,0 +1,256 @@
+"""Confinement of every act: what it may write, what it may not see, and how that is enforced.
+
+A `Confinement` is made once per session. For each act type it decides a `View`:
+
+- observation acts (collect-info, test-hypothesis, verify) may write the session's scratch dir
+  and nothing else, anywhere on the file system;
+- mutating acts may write the workspace, the scratch dir, and the paths the policy grants that
+  act (`[sandbox] writable`; setup acts get the package caches by default);
+- no act sees the record folder (`.epistemic/`: an empty read-only folder takes its place), and
+  the report, the policy in force and the tool's own installation are read-only wherever they
+  lie inside a writable area.
+
+`launch()` turns a view into what the executor needs (a function the spawning thread runs on
+itself first, or a bwrap argv prefix); `run()` runs a file tool's I/O in a confined thread.
+The mechanisms and their limits are described in confine_platform and docs/security.md.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TypeVar
+
+from . import confine_apply
+from .confine_platform import GUARANTEES, Platform
+from .structs import struct
+from .vocabulary import is_mutating
+
+T = TypeVar("T")
+
+#: What a setup act may write outside the workspace unless the policy says otherwise: the
+#: package managers' download caches (pip, uv, npm, yarn, cargo, go, maven), where they exist.
+DEFAULT_SETUP_GRANTS = (
+    "~/.cache",
+    "~/.npm",
+    "~/.cargo/registry",
+    "~/.cargo/git",
+    "~/go/pkg/mod",
+    "~/.m2/repository",
+)
+
+
+class ConfinementError(OSError):
+    """The sandbox could not be set up for a call; the call does not run."""
+
+
+@struct
+class View:
+    """What one kind of act may write, may not see, and may only read."""
+
+    mutating: bool
+    writable: tuple[str, ...]  # directories: the workspace (mutating), scratch, grants
+    hidden: tuple[str, ...]  # replaced by an empty read-only folder (or file)
+    protected: tuple[str, ...]  # read-only inside a writable area
+
+
+@struct
+class Launch:
+    """How the executor starts a confined command."""
+
+    confine: Callable[[], None] | None = None  # run by the spawning thread on itself
+    argv_prefix: tuple[str, ...] = ()  # bwrap
+
+
+class Confinement:
+    """The confinement of one session's acts (build with `for_session`)."""
+
+    def __init__(
+        self,
+        platform: Platform,
+        workspace: Path,
+        scratch: Path,
+        record: Path,
+        guarded: tuple[Path, ...],
+        grants: dict[str, tuple[str, ...]] | None = None,
+        hidden: tuple[Path, ...] = (),
+    ) -> None:
+        self.platform = platform
+        self.mechanism = platform.mechanism()
+        self.workspace, self.scratch = str(workspace), str(scratch)
+        self.hidden = (str(record), *(str(path) for path in hidden))
+        self.guarded = tuple(str(path) for path in guarded)
+        self.tool = tool_paths()
+        wanted = {"setup": DEFAULT_SETUP_GRANTS, **(grants or {})}
+        self.grants, self.missing = _expand_grants(wanted)
+        self._views: dict[str, View] = {}
+
+    def view(self, act: str) -> View:
+        view = self._views.get(act)
+        if view is None:
+            view = self._views[act] = self._make_view(act)
+        return view
+
+    def _make_view(self, act: str) -> View:
+        mutating = is_mutating(act)
+        writable = [self.scratch]
+        if mutating:
+            writable += [self.workspace, *self.grants.get(act, ())]
+        guarded = [path for path in self.guarded if _under_any(path, writable)]
+        tool = [path for path in self.tool if _under_any(path, writable) and os.path.exists(path)]
+        hidden = tuple(path for path in self.hidden if os.path.lexists(path))
+        protected = tuple(dict.fromkeys((*guarded, *tool)))
+        return View(mutating, tuple(dict.fromkeys(writable)), hidden, protected)
+
+    def launch(self, act: str, files: tuple[Path, ...] = ()) -> Launch:
+        """How to start one call of this act; `files` (its output captures) stay writable."""
+        mechanism, view = self.mechanism, self.view(act)
+        if mechanism == "none":
+            return Launch()
+        self._ensure_scratch()
+        if mechanism == "bwrap":
+            assert self.platform.bwrap is not None
+            return Launch(argv_prefix=confine_apply.bwrap_argv(self.platform.bwrap, view))
+        names = tuple(str(path) for path in files)
+        return Launch(confine=partial(confine_apply.enter, view, self.platform, names))
+
+    def run(self, act: str, work: Callable[[], T]) -> T:
+        """Run `work` (a file tool's I/O) in a thread confined as a command of `act` would be.
+        Under bwrap or none it runs unconfined here (the tools' path checks still apply)."""
+        if not self.mechanism.startswith("landlock"):
+            return work()
+        self._ensure_scratch()
+        enter = partial(confine_apply.enter, self.view(act), self.platform, ())
+        return in_confined_thread(enter, work)
+
+    def _ensure_scratch(self) -> None:
+        """The scratch folder must exist to be bound writable."""
+        os.makedirs(self.scratch, mode=0o700, exist_ok=True)
+
+    def not_held(self) -> dict[str, str]:
+        """The guarantees that do not hold for this session, with why."""
+        missing = self.platform.not_held()
+        if "tool-protected" not in missing:
+            exposed = [path for path in self.tool if _contains_writable(path, self)]
+            if exposed:
+                missing["tool-protected"] = (
+                    f"{exposed[0]} contains the workspace or a writable grant"
+                )
+        return missing
+
+    def header(self) -> dict[str, object]:
+        """The session header's `confinement` field (docs/journal-format.md)."""
+        not_held = self.not_held()
+        return {
+            "mechanism": self.mechanism,
+            "landlock_abi": self.platform.landlock_abi,
+            "namespaces": self.platform.namespaces,
+            "signals": _signals(self.platform),
+            "held": [key for key in GUARANTEES if key not in not_held],
+            "not_held": not_held,
+            "scratch": self.scratch,
+            "grants": {act: list(paths) for act, paths in self.grants.items()},
+            "missing_grants": {act: list(paths) for act, paths in self.missing.items() if paths},
+            "hidden": list(self.hidden),
+            "protected": list(self.guarded),
+        }
+
+
+def probe(
+    platform: Platform, workspace: Path, writable: dict[str, tuple[str, ...]] | None
+) -> Confinement:
+    """The confinement a session in `workspace` would get (before any session exists)."""
+    record = workspace / ".epistemic"
+    guarded = (workspace / "RATIONALE.md", record / "RATIONALE.md.previous")
+    return Confinement(platform, workspace, Path("/tmp/epistemic"), record, guarded, writable)
+
+
+def unmet(required: tuple[str, ...], confinement: Confinement) -> str | None:
+    """Why a policy that requires these guarantees cannot start here; None when it can."""
+    missing = {key: why for key, why in confinement.not_held().items() if key in required}
+    if not missing:
+        return None
+    lines = [f"  {key}: {why}" for key, why in missing.items()]
+    return (
+        f"the policy requires confinement this machine cannot give (mechanism "
+        f"{confinement.mechanism}; see `epistemic doctor`):\n" + "\n".join(lines)
+    )
+
+
+def warning(confinement: Confinement) -> str | None:
+    """One line for a terminal when some guarantee does not hold; None when all do."""
+    missing = confinement.not_held()
+    if not missing:
+        return None
+    return (
+        f"epistemic: confinement {confinement.mechanism}: {len(missing)} guarantee(s) do not "
+        f"hold on this machine ({', '.join(missing)}); see `epistemic doctor`"
+    )
+
+
+def in_confined_thread(enter: Callable[[], None], work: Callable[[], T]) -> T:
+    """Run `work` in a new thread that first confines itself with `enter` (namespaces,
+    capabilities and Landlock are per thread: the rest of this process stays as it was)."""
+    result: list[T] = []
+    failure: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            enter()
+        except OSError as error:
+            failure.append(ConfinementError(error.errno, f"cannot confine the call: {error}"))
+            return
+        try:
+            result.append(work())
+        except BaseException as error:
+            failure.append(error)
+
+    thread = threading.Thread(target=body, name="epistemic-confined")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
+def tool_paths() -> tuple[str, ...]:
+    """The tool's own installation: its Python environment and the folders it imports from."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = [sys.prefix, sys.exec_prefix, sys.base_prefix, package]
+    found += [entry for entry in sys.path if entry and os.path.isdir(entry)]
+    return tuple(dict.fromkeys(os.path.realpath(path) for path in found))
+
+
+def _expand_grants(
+    wanted: dict[str, tuple[str, ...]],
+) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """Grants as real directories that exist; the ones that do not, apart."""
+    grants: dict[str, tuple[str, ...]] = {}
+    missing: dict[str, tuple[str, ...]] = {}
+    for act, paths in wanted.items():
+        real = [os.path.realpath(os.path.expanduser(path)) for path in paths]
+        grants[act] = tuple(dict.fromkeys(path for path in real if os.path.isdir(path)))
+        missing[act] = tuple(path for path in real if not os.path.isdir(path))
+    return grants, missing
+
+
+def _under_any(path: str, folders: list[str]) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+def _contains_writable(path: str, confinement: Confinement) -> bool:
+    writable = [confinement.workspace, confinement.scratch]
+    writable += [grant for paths in confinement.grants.values() for grant in paths]
+    return any(_under_any(folder, [path]) for folder in writable)
+
+
+def _signals(platform: Platform) -> str:
+    if platform.mechanism() == "bwrap" or platform.pid_scope:
+        return "pid-namespace"
+    if platform.scoped_signals and platform.mechanism() != "none":
+        return "landlock-scope"
+    return "none"
