@@ -105,6 +105,7 @@ class Spend:
             "cost": round(self.cost, 6) if self.priced else None,
             "unpriced": self.model_calls - self.priced,
             "reason_tokens": self.reason_tokens,
+            "reason_output_tokens": self.reason_output,
             "reason_share": round(self.reason_tokens / self.reason_output, 4)
             if self.reason_output
             else None,

@@ -33,6 +33,8 @@ def events(sdk: Any, key_hint: str, stream: Any) -> Iterator[Any]:
                 return
             except sdk.APIStatusError as error:  # an `error` event (Anthropic)
                 raise mid_stream_error(_detail(error), _error_type(error), key_hint) from None
+            except sdk.APIConnectionError as error:  # OpenAI's name for a cut (or a timeout)
+                raise cut(count, error) from None
             except sdk.APIError as error:  # an error object in the stream (OpenAI)
                 raise mid_stream_error(str(error), _error_type(error), key_hint) from None
             except (ValueError, TypeError) as error:  # an event whose data is not JSON
@@ -42,17 +44,22 @@ def events(sdk: Any, key_hint: str, stream: Any) -> Iterator[Any]:
                     retryable=True,
                 ) from None
             except Exception as error:  # the connection dropped or timed out mid-stream
-                raise ProviderError(
-                    f"the stream was cut after {count} event(s) ({error or type(error).__name__})"
-                    "; the partial answer was discarded",
-                    retryable=True,
-                ) from None
+                raise cut(count, error) from None
             count += 1
             yield event
     finally:
         close = getattr(stream, "close", None)
         if close is not None:
             close()
+
+
+def cut(count: int, error: Exception) -> ProviderError:
+    cause = getattr(error, "__cause__", None) or error
+    return ProviderError(
+        f"the stream was cut after {count} event(s) ({cause or type(cause).__name__}); the "
+        "partial answer was discarded",
+        retryable=True,
+    )
 
 
 def mid_stream_error(message: str, kind: str | None, key_hint: str) -> ProviderError:
