@@ -83,7 +83,7 @@ class ModelCalls:
         self._warn_unpriced()
         if self.compactor.due(messages):
             self._compacted(step, self.compactor.shrink(messages, "near-limit"))
-        attempt = 0
+        attempt = shrunk = 0
         while True:
             attempt += 1
             self.events.model_started(step)
@@ -91,25 +91,28 @@ class ModelCalls:
             try:
                 turn = self._ask(step, messages)
             except ProviderError as error:
-                if error.context_limit:
-                    done = self.compactor.shrink(messages, "provider-limit")
-                    if done is not None:
-                        self._compacted(step, done)
-                        attempt -= 1
-                        continue
-                retry = error.retryable and attempt <= self.config.retries
-                self.session.event(
-                    "model-error",
-                    step=step,
-                    attempt=attempt,
-                    status=error.status,
-                    message=str(error),
-                    retrying=retry,
+                done = (
+                    self.compactor.shrink(messages, "provider-limit")
+                    if error.context_limit
+                    else None
                 )
+                if done is not None:  # it did not fit, and something could shrink: again
+                    self._model_error(step, attempt, error, retrying=True)
+                    self._compacted(step, done)
+                    shrunk += 1  # a retry that does not count against the budget
+                    continue
+                if error.context_limit:
+                    error = ProviderError(
+                        f"{error}; the conversation does not fit the context window and "
+                        "nothing is left to compact",
+                        status=error.status,
+                    )
+                retry = error.retryable and attempt - shrunk <= self.config.retries
+                self._model_error(step, attempt, error, retrying=retry)
                 if not retry:
-                    raise
+                    raise error from None
                 self.events.notice(f"model call failed ({error}); retrying")
-                time.sleep(self._delay(attempt, error.retry_after))
+                time.sleep(self._delay(attempt - shrunk, error.retry_after))
                 continue
             latency = time.monotonic() - started
             self.compactor.learn(messages, turn.usage.input_tokens)
@@ -123,6 +126,16 @@ class ModelCalls:
             turn: Turn = complete(self.system, list(messages), _Sink(self.events, step))
             return turn
         return self.provider.complete(self.system, list(messages))
+
+    def _model_error(self, step: int, attempt: int, error: ProviderError, retrying: bool) -> None:
+        self.session.event(
+            "model-error",
+            step=step,
+            attempt=attempt,
+            status=error.status,
+            message=str(error),
+            retrying=retrying,
+        )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         delay: float = self.config.backoff * 2.0 ** (attempt - 1)

@@ -176,7 +176,8 @@ def http_error(
 
 #: How the providers say a request is longer than the context window (400 or 413).
 _TOO_LONG = re.compile(
-    r"prompt is too long|context[ _]length|context window|maximum context|too many (input )?tokens",
+    r"(prompt|input) is too long|exceeds? (the )?context|context[ _]length|context window"
+    r"|maximum context|too many (input )?tokens",
     re.IGNORECASE,
 )
 
