@@ -358,3 +358,17 @@ def test_spend_folds_any_model_records(fields: list[dict[str, Any]]) -> None:
     json.dumps(data)  # always JSON
     again = Spend.from_state(json.loads(json.dumps(spend.state())))
     assert again.to_json() == data  # a checkpoint round-trips
+
+
+def test_the_documented_table_is_the_built_in_one() -> None:
+    from epistemic_agent.model_table import BUILTIN
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "models.md").read_text("utf-8")
+
+    def shown(value: float | int | None, count: bool = False) -> str:
+        return "-" if value is None else (f"{value:,}" if count else f"{value:g}")
+
+    for name, (i, o, cw, cr, window, most, param, _) in BUILTIN.items():
+        prices = " | ".join(shown(v) for v in (i, o, cw, cr))
+        row = f"| `{name}` | {prices} | {shown(window, True)} | {shown(most, True)} | {param or '-'} |"
+        assert row in doc, row

@@ -9,8 +9,8 @@ OpenAI before GPT-5.6: no premium, the input price), `cache_read` of a token rea
 from __future__ import annotations
 
 #: Field order of a row: input, output, cache_write, cache_read, context_window, max_output,
-#: max_tokens_param, reasoning. None: unknown (a null context window never triggers
-#: compaction before the provider reports an overflow).
+#: max_tokens_param, reasoning (an OpenAI reasoning model). None: unknown (a null context
+#: window never triggers compaction before the provider reports an overflow).
 Row = tuple[float, float, float, float, int | None, int, str | None, bool]
 
 _OPUS = (5.0, 25.0, 6.25, 0.50)
@@ -20,18 +20,18 @@ _M = "max_completion_tokens"
 
 BUILTIN: dict[str, Row] = {
     # Anthropic: platform.claude.com/docs/en/about-claude/pricing and each model's page
-    "claude-opus-5": (*_OPUS, 1_000_000, 16_384, None, True),
-    "claude-opus-4-8": (*_OPUS, None, 16_384, None, True),
-    "claude-opus-4-7": (*_OPUS, None, 16_384, None, True),
-    "claude-opus-4-6": (*_OPUS, 1_000_000, 16_384, None, True),
-    "claude-opus-4-5": (*_OPUS, 200_000, 16_384, None, True),
-    "claude-opus-4-1": (*_OPUS_OLD, 200_000, 16_384, None, True),
-    "claude-opus-4-0": (*_OPUS_OLD, 200_000, 16_384, None, True),
-    "claude-sonnet-5": (2.0, 10.0, 2.50, 0.20, 1_000_000, 16_384, None, True),
-    "claude-sonnet-4-6": (*_SONNET, 1_000_000, 16_384, None, True),
-    "claude-sonnet-4-5": (*_SONNET, 200_000, 16_384, None, True),
-    "claude-sonnet-4-0": (*_SONNET, 200_000, 16_384, None, True),
-    "claude-haiku-4-5": (1.0, 5.0, 1.25, 0.10, 200_000, 16_384, None, True),
+    "claude-opus-5": (*_OPUS, 1_000_000, 16_384, None, False),
+    "claude-opus-4-8": (*_OPUS, None, 16_384, None, False),
+    "claude-opus-4-7": (*_OPUS, None, 16_384, None, False),
+    "claude-opus-4-6": (*_OPUS, 1_000_000, 16_384, None, False),
+    "claude-opus-4-5": (*_OPUS, 200_000, 16_384, None, False),
+    "claude-opus-4-1": (*_OPUS_OLD, 200_000, 16_384, None, False),
+    "claude-opus-4-0": (*_OPUS_OLD, 200_000, 16_384, None, False),
+    "claude-sonnet-5": (2.0, 10.0, 2.50, 0.20, 1_000_000, 16_384, None, False),
+    "claude-sonnet-4-6": (*_SONNET, 1_000_000, 16_384, None, False),
+    "claude-sonnet-4-5": (*_SONNET, 200_000, 16_384, None, False),
+    "claude-sonnet-4-0": (*_SONNET, 200_000, 16_384, None, False),
+    "claude-haiku-4-5": (1.0, 5.0, 1.25, 0.10, 200_000, 16_384, None, False),
     # OpenAI: developers.openai.com/api/docs/pricing (cached input; no write premium)
     "gpt-5.5": (5.0, 30.0, 5.0, 0.50, 1_000_000, 32_768, _M, True),
     "gpt-5.4": (2.50, 15.0, 2.50, 0.25, 1_000_000, 32_768, _M, True),
