@@ -373,3 +373,19 @@ def test_the_documented_table_is_the_built_in_one() -> None:
         limits = f"{shown(window, True)} | {shown(most, True)} | {param or '-'}"
         row = f"| `{name}` | {prices} | {limits} |"
         assert row in doc, row
+
+
+def test_the_cost_survives_a_rebuild_and_a_resumed_session(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    from epistemic_agent.session import Session
+
+    session_with_costs(server, tmp_path, SONNET)
+    report = tmp_path / "RATIONALE.md"
+    line = next(x for x in report.read_text("utf-8").splitlines() if x.startswith("_Tokens:"))
+
+    assert cli("report", str(tmp_path)).returncode == 0
+    assert line in report.read_text("utf-8").splitlines()
+    with Session(tmp_path) as session:  # a later process resumes from the checkpoint
+        session.event("user", text="one more thing")
+    assert line in report.read_text("utf-8").splitlines()

@@ -41,7 +41,7 @@ from providerkit import (
     run_agent,
     server,
 )
-from wire import ALL_WIRES, MODEL, AnthropicWire, Call, OpenAIWire, Wire
+from wire import ALL_WIRES, MODEL, AnthropicWire, Call, OpenAIWire, ResponsesWire, Wire
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -591,3 +591,110 @@ def test_replay_runs_never_import_the_sdks(tmp_path: Path) -> None:
     seen = events(done.stdout)
     assert seen[-2]["event"] == "stop" and seen[-2]["reason"] == "finished"
     assert seen[-1] == {"code": 0, "loaded": []}
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--thinking", "500"], "--thinking needs a budget of at least 1024 tokens"),
+        (["--thinking", "lots"], "--thinking must be a number of tokens or `adaptive`"),
+        (["--reasoning-effort", "high"], "--reasoning-effort is for OpenAI models"),
+        (["--max-output-tokens", "0"], "--max-output-tokens must be positive"),
+        (["--context-window", "0"], "--context-window must be positive"),
+        (["--context-window", "900"], "cannot hold the fixed prompt"),
+    ],
+)
+def test_cli_refuses_bad_model_options(tmp_path: Path, flags: list[str], message: str) -> None:
+    done = run_cli(
+        "run",
+        "--model",
+        "anthropic:claude-sonnet-4-5",
+        *flags,
+        "-C",
+        str(tmp_path),
+        "task",
+        env=clean_subprocess_env(ANTHROPIC_API_KEY="k"),
+    )
+
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("epistemic: ") and message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / ".epistemic").exists()
+    thinking = run_cli(
+        "run",
+        "--model",
+        "openai:gpt-5.1",
+        "--thinking",
+        "2048",
+        "-C",
+        str(tmp_path),
+        "task",
+        env=clean_subprocess_env(OPENAI_API_KEY="k"),
+    )
+    assert thinking.returncode == 2 and "--thinking is for anthropic models" in thinking.stderr
+
+
+def test_cli_live_view_streams_text_and_usage(server: FakeServer, tmp_path: Path) -> None:
+    wire = AnthropicWire(True)
+    push_calls(
+        wire,
+        server,
+        bash("c1", "echo hi"),
+        text="Let me run echo first.",
+        tokens=(3000, 40, 0, 2900),
+    )
+    push_final(wire, server, "It prints hi.", tokens=(3100, 12, 2900, 180))
+
+    done = run_cli(
+        "run",
+        "--model",
+        "anthropic:claude-sonnet-4-5",
+        "--base-url",
+        server.url,
+        "-C",
+        str(tmp_path),
+        "what does echo say?",
+        env=clean_subprocess_env(ANTHROPIC_API_KEY="k"),
+    )
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "Let me run echo first." in lines
+    assert any(
+        line.strip().startswith(
+            "tokens: 3,000 in (0 cached, 2,900 written to the cache) + 40 out · $"
+        )
+        for line in lines
+    )
+    assert any(line.startswith("cost: $") for line in lines)
+    assert len(server.requests) == 2
+    assert all(r.json()["stream"] is True for r in server.requests)
+
+
+def test_cli_no_stream_and_responses_provider(server: FakeServer, tmp_path: Path) -> None:
+    wire = ResponsesWire(stream=False)
+    push_calls(wire, server, bash("call_1", "echo hi"))
+    push_final(wire, server, "It prints hi.")
+
+    done = run_cli(
+        "run",
+        "--model",
+        "openai-responses:gpt-5.1",
+        "--no-stream",
+        "--reasoning-effort",
+        "low",
+        "--base-url",
+        server.url + "/v1",
+        "-C",
+        str(tmp_path),
+        "--json",
+        "what does echo say?",
+        env=clean_subprocess_env(OPENAI_API_KEY="k"),
+    )
+
+    assert done.returncode == 0, done.stderr
+    first, second = server.bodies()
+    assert "stream" not in first and first["reasoning"] == {"effort": "low", "summary": "auto"}
+    assert wire.results(second)[0][0] == "call_1"
+    stop = events(done.stdout)[-1]
+    assert stop["spend"]["model_calls"] == 2 and stop["spend"]["cost"] > 0

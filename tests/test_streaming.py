@@ -246,3 +246,31 @@ def test_the_live_view_prints_text_as_it_arrives_and_escapes_it() -> None:
     shown = out.getvalue()
     assert "\x1b" not in shown and "\x07" not in shown
     assert "Hello \\x1b]0;pwned\\x07world\n" in shown
+
+
+@pytest.mark.parametrize("wire", [AnthropicWire(True), AnthropicWire(False)], ids=lambda w: w.id)
+@pytest.mark.parametrize("stop", ["max_tokens", "refusal", "pause_turn"])
+def test_anthropic_stop_reasons_end_the_turn_clearly(
+    wire: Wire, server: FakeServer, tmp_path: Path, stop: str
+) -> None:
+    push_final(wire, server, "An answer that", stop=stop)
+
+    result, journal, _ = run_agent(tmp_path, provider_for(wire, server))
+
+    assert result.reason == "finished"
+    assert of_kind(journal, "model")[0]["stop_reason"] == stop
+    cut = "cut at the token limit" in result.message
+    assert cut == (stop == "max_tokens")
+
+
+def test_openai_length_finish_says_the_answer_was_cut(server: FakeServer, tmp_path: Path) -> None:
+    wire = OpenAIWire(True)
+    body, headers = wire.response("An answer that", [], (5, 5, 0))
+    server.push(
+        200, body.replace(b'"finish_reason": "stop"', b'"finish_reason": "length"'), headers=headers
+    )
+
+    result, journal, _ = run_agent(tmp_path, provider_for(wire, server))
+
+    assert "cut at the token limit" in result.message
+    assert of_kind(journal, "model")[0]["stop_reason"] == "length"
