@@ -1,11 +1,13 @@
 """A scripted HTTP server on 127.0.0.1 for testing the real SDK clients offline (stdlib only).
 
 Each request pops the next scripted response (an empty script answers 500) and is recorded.
+A response may be cut: part of its body is sent, then the connection is dropped.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -21,6 +23,7 @@ class Scripted:
     body: Any = None  # bytes and str are sent as they are; anything else as JSON
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering
+    cut: int | None = None  # send only this many bytes of the body, then drop the connection
 
     def encoded(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -63,8 +66,9 @@ class FakeServer:
         body: Any = None,
         headers: dict[str, str] | None = None,
         delay: float = 0.0,
+        cut: int | None = None,
     ) -> None:
-        self.script.append(Scripted(status, body, headers or {}, delay))
+        self.script.append(Scripted(status, body, headers or {}, delay, cut))
 
     def bodies(self) -> list[Any]:
         """The JSON bodies of the requests received so far, in order."""
@@ -101,6 +105,12 @@ class FakeServer:
                         self.send_header(name, value)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
+                    if scripted.cut is not None:
+                        self.wfile.write(data[: scripted.cut])
+                        self.wfile.flush()
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        self.close_connection = True
+                        return
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout)

@@ -1,289 +1,58 @@
-"""The OpenAI and Anthropic providers through the real SDKs and the real loop.
+"""The OpenAI (Chat Completions and Responses) and Anthropic providers through the real SDKs
+and the real loop, whole answers and streams alike.
 
-No test reaches a model: each provider talks to a scripted `FakeServer` on 127.0.0.1, and the
-assertions look at both sides (what the loop journaled, what the server was sent).
+No test reaches a model: each provider talks to a scripted `FakeServer` on 127.0.0.1 that
+speaks the API's wire format (tests/wire.py), and the assertions look at both sides (what the
+loop journaled, what the server was sent).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from epistemic_agent import cli
-from epistemic_agent.agent import Agent, AgentConfig, Stop
 from epistemic_agent.prompt import system_prompt
-from epistemic_agent.providers import Provider, ProviderError, make_provider
+from epistemic_agent.providers import ProviderError, make_provider
 from epistemic_agent.providers.anthropic_messages import AnthropicProvider
 from epistemic_agent.providers.openai_chat import OpenAIProvider
+from epistemic_agent.providers.openai_responses import OpenAIResponsesProvider
 from epistemic_agent.providers.replay import ReplayProvider
-from epistemic_agent.session import Session
-from epistemic_agent.tools import anthropic_tools, openai_tools
 from fakeserver import FakeServer
+from providerkit import (
+    KEY,
+    REASON,
+    bash,
+    bash_output,
+    clean_env,
+    clean_subprocess_env,
+    of_kind,
+    provider_for,
+    push_calls,
+    push_final,
+    records,
+    run_agent,
+    server,
+)
+from wire import ALL_WIRES, MODEL, AnthropicWire, Call, OpenAIWire, ResponsesWire, Wire
 
 pytestmark = pytest.mark.timeout(60)
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
-KEY = "test-key"
-MODEL = "test-model"
-REASON = "see what the shell prints here before changing anything"
-PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
-SDK_VARS = (
-    "OPENAI_BASE_URL",
-    "OPENAI_ORG_ID",
-    "OPENAI_PROJECT_ID",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_CUSTOM_HEADERS",
-    "EPISTEMIC_MODEL",
-)
-
-#: A tool call as the fake server sends it: (id or None for "no id", tool name, arguments).
-Call = tuple[str | None, str, Any]
-Tokens = tuple[int, int, int]  # prompt, completion, cached
+__all__ = ["clean_env", "server"]  # fixtures
 
 
-def bash(call_id: str | None, command: str) -> Call:
-    return (call_id, "bash", {"command": command, "type": "collect-info", "reason": REASON})
-
-
-# -- the two wire formats -----------------------------------------------------------------------
-
-
-class OpenAIWire:
-    """Chat Completions: responses the server sends and how to read the requests it gets."""
-
-    name = "openai"
-    key_env = "OPENAI_API_KEY"
-    path = "/v1/chat/completions"
-    stop_calls, stop_final = "tool_calls", "stop"
-    bad_arguments: tuple[Any, ...] = ("{bad",)
-
-    def base_url(self, server: FakeServer) -> str:
-        return server.url + "/v1"
-
-    def tools(self) -> list[dict[str, Any]]:
-        return openai_tools()
-
-    def response(self, text: str | None, calls: list[Call], tokens: Tokens | None) -> Any:
-        message: dict[str, Any] = {"role": "assistant", "content": text}
-        if calls:
-            message["tool_calls"] = [
-                {
-                    **({"id": call_id} if call_id is not None else {}),
-                    "type": "function",
-                    "function": {
-                        "name": name,
-                        "arguments": args if isinstance(args, str) else json.dumps(args),
-                    },
-                }
-                for call_id, name, args in calls
-            ]
-        body: dict[str, Any] = {
-            "id": "chatcmpl-fake",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": MODEL,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "logprobs": None,
-                    "finish_reason": self.stop_calls if calls else self.stop_final,
-                }
-            ],
-        }
-        if tokens is not None:
-            prompt, completion, cached = tokens
-            body["usage"] = {
-                "prompt_tokens": prompt,
-                "completion_tokens": completion,
-                "total_tokens": prompt + completion,
-                "prompt_tokens_details": {"cached_tokens": cached},
-            }
-        return body
-
-    def error(self, status: int, message: str) -> Any:
-        return {"error": {"message": message, "type": f"http_{status}", "code": None}}
-
-    def system(self, body: Any) -> str:
-        first = body["messages"][0]
-        assert first["role"] == "system"
-        return str(first["content"])
-
-    def tool_names(self, body: Any) -> list[str]:
-        return [tool["function"]["name"] for tool in body["tools"]]
-
-    def last_call_ids(self, body: Any) -> list[str]:
-        """The ids of the tool calls in the last assistant message sent back."""
-        last = [m for m in body["messages"] if m["role"] == "assistant"][-1]
-        return [call["id"] for call in last["tool_calls"]]
-
-    def results(self, body: Any) -> list[tuple[str, str]]:
-        """(call id, text) of the tool results after the last assistant message."""
-        messages = body["messages"]
-        start = max(i for i, m in enumerate(messages) if m["role"] == "assistant") + 1
-        tail = messages[start:]
-        assert all(m["role"] == "tool" for m in tail), tail
-        return [(m["tool_call_id"], m["content"]) for m in tail]
-
-
-class AnthropicWire:
-    """Messages: responses the server sends and how to read the requests it gets."""
-
-    name = "anthropic"
-    key_env = "ANTHROPIC_API_KEY"
-    path = "/v1/messages"
-    stop_calls, stop_final = "tool_use", "end_turn"
-    bad_arguments: tuple[Any, ...] = ("oops", [1, 2])  # the SDK lets a non-object input through
-
-    def base_url(self, server: FakeServer) -> str:
-        return server.url  # the SDK adds /v1 itself
-
-    def tools(self) -> list[dict[str, Any]]:
-        return anthropic_tools()
-
-    def response(self, text: str | None, calls: list[Call], tokens: Tokens | None) -> Any:
-        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-        content += [
-            {
-                "type": "tool_use",
-                **({"id": call_id} if call_id is not None else {}),
-                "name": name,
-                "input": args,
-            }
-            for call_id, name, args in calls
-        ]
-        body: dict[str, Any] = {
-            "id": "msg_fake",
-            "type": "message",
-            "role": "assistant",
-            "model": MODEL,
-            "content": content,
-            "stop_reason": self.stop_calls if calls else self.stop_final,
-            "stop_sequence": None,
-        }
-        if tokens is not None:
-            prompt, completion, cached = tokens
-            body["usage"] = {
-                "input_tokens": prompt,
-                "output_tokens": completion,
-                "cache_read_input_tokens": cached,
-                "cache_creation_input_tokens": 0,
-            }
-        return body
-
-    def error(self, status: int, message: str) -> Any:
-        return {"type": "error", "error": {"type": f"http_{status}", "message": message}}
-
-    def system(self, body: Any) -> str:
-        return str(body["system"])
-
-    def tool_names(self, body: Any) -> list[str]:
-        return [tool["name"] for tool in body["tools"]]
-
-    def last_call_ids(self, body: Any) -> list[str]:
-        last = [m for m in body["messages"] if m["role"] == "assistant"][-1]
-        return [block["id"] for block in last["content"] if block["type"] == "tool_use"]
-
-    def results(self, body: Any) -> list[tuple[str, str]]:
-        last = body["messages"][-1]
-        assert last["role"] == "user", last
-        blocks = last["content"]
-        assert all(block["type"] == "tool_result" for block in blocks), blocks
-        return [(block["tool_use_id"], block["content"]) for block in blocks]
-
-
-Wire = OpenAIWire | AnthropicWire
-
-
-# -- fixtures and helpers -----------------------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No proxy (the SDKs would send 127.0.0.1 through it), no stray SDK settings, test keys."""
-    for name in PROXY_VARS + SDK_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as running:
-        yield running
-
-
-@pytest.fixture(params=[OpenAIWire(), AnthropicWire()], ids=lambda wire: wire.name)
+@pytest.fixture(params=ALL_WIRES, ids=lambda wire: wire.id)
 def wire(request: pytest.FixtureRequest) -> Wire:
     chosen: Wire = request.param
     return chosen
-
-
-def provider_for(wire: Wire, server: FakeServer, timeout: float = 10.0) -> Provider:
-    return make_provider(f"{wire.name}:{MODEL}", base_url=wire.base_url(server), timeout=timeout)
-
-
-def push_calls(
-    wire: Wire,
-    server: FakeServer,
-    *calls: Call,
-    text: str | None = None,
-    tokens: Tokens = (5, 5, 0),
-) -> None:
-    server.push(200, wire.response(text, list(calls), tokens))
-
-
-def push_final(
-    wire: Wire, server: FakeServer, text: str = "All done.", tokens: Tokens | None = (5, 5, 0)
-) -> None:
-    server.push(200, wire.response(text, [], tokens))
-
-
-def run_agent(
-    workspace: Path, provider: Provider, task: str = "say hi", **config: Any
-) -> tuple[Stop, list[dict[str, Any]], dict[str, Any]]:
-    """One run of the real loop; returns the stop, the journal and the report's model totals."""
-    with Session(workspace) as session:
-        agent = Agent(session, provider, AgentConfig(backoff=0.001, **config))
-        stop = agent.run(task)
-        totals = dict(session.report.totals.model)
-    return stop, records(workspace), totals
-
-
-def records(workspace: Path, kind: str | None = None) -> list[dict[str, Any]]:
-    lines = (workspace / ".epistemic" / "journal.jsonl").read_text("utf-8").splitlines()
-    found = [json.loads(line) for line in lines]
-    return [r for r in found if kind is None or r["kind"] == kind]
-
-
-def of_kind(journal: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [record for record in journal if record["kind"] == kind]
-
-
-def bash_output(text: str) -> dict[str, Any]:
-    """The tool result text of a bash call that ran."""
-    parsed: dict[str, Any] = json.loads(text)
-    return parsed
-
-
-def clean_subprocess_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in PROXY_VARS + SDK_VARS}
-    env.pop("OPENAI_API_KEY", None)
-    env.pop("ANTHROPIC_API_KEY", None)
-    env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", **extra)
-    return env
 
 
 # -- the loop over each provider ----------------------------------------------------------------
@@ -318,7 +87,7 @@ def test_tool_call_round_trip(wire: Wire, server: FakeServer, tmp_path: Path) ->
         assert wire.system(body) == system_prompt()
         assert wire.tool_names(body) == ["bash", "read_file", "write_file", "str_replace_edit"]
         assert body["tools"] == wire.tools()
-    assert "what does echo say?" in json.dumps(first["messages"])
+    assert "what does echo say?" in json.dumps(wire.history(first))
     assert wire.last_call_ids(second) == ["call_1"]
     [(call_id, text)] = wire.results(second)
     assert call_id == "call_1"
@@ -376,6 +145,8 @@ def test_final_answer(wire: Wire, server: FakeServer, tmp_path: Path) -> None:
 def test_usage_lands_in_the_journal(wire: Wire, server: FakeServer, tmp_path: Path) -> None:
     push_calls(wire, server, bash("call_1", "echo hi"), tokens=(1200, 40, 1024))
     push_final(wire, server, tokens=(1300, 12, 1152))
+    # Anthropic's input_tokens counts only what the cache did not hold
+    first, second = (176, 148) if isinstance(wire, AnthropicWire) else (1200, 1300)
 
     stop, journal, totals = run_agent(tmp_path, provider_for(wire, server))
 
@@ -396,21 +167,26 @@ def test_usage_lands_in_the_journal(wire: Wire, server: FakeServer, tmp_path: Pa
         for m in models
     ]
     assert picked == [
-        (1, wire.name, MODEL, 1, 1200, 40, 1024, wire.stop_calls, 1),
-        (2, wire.name, MODEL, 1, 1300, 12, 1152, wire.stop_final, 0),
+        (1, wire.name, MODEL, 1, first, 40, 1024, wire.stop_calls, 1),
+        (2, wire.name, MODEL, 1, second, 12, 1152, wire.stop_final, 0),
+    ]
+    assert [(m["input_tokens"], m["cache_read_input_tokens"]) for m in models] == [
+        (1200, 1024),
+        (1300, 1152),
     ]
     for m in models:
         assert isinstance(m["latency"], float)
         assert 0 <= m["latency"] < 10
     assert totals == {
         "calls": 2,
-        "prompt_tokens": 2500,
+        "prompt_tokens": first + second,
         "completion_tokens": 52,
         "cached_tokens": 2176,
     }
     report = (tmp_path / "RATIONALE.md").read_text("utf-8")
     assert f"`{wire.name}:{MODEL}`" in report
-    assert "2500 prompt + 52 completion token(s) (2176 cached)" in report
+    assert f"{first + second} prompt + 52 completion token(s) (2176 cached)" in report
+    assert "Tokens: 2,500 input (2,176 read from the prompt cache, 0 written to it)" in report
 
 
 def test_malformed_arguments_are_rejected_and_the_loop_goes_on(
@@ -465,8 +241,9 @@ def test_call_without_id_is_rejected(wire: Wire, server: FakeServer, tmp_path: P
     assert text.startswith("REJECTED call-id-missing: ")
 
 
-def test_empty_openai_call_id_is_rejected(server: FakeServer, tmp_path: Path) -> None:
-    wire = OpenAIWire()
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_empty_openai_call_id_is_rejected(server: FakeServer, tmp_path: Path, stream: bool) -> None:
+    wire = OpenAIWire(stream)
     push_calls(wire, server, bash("", "echo should-not-run"))
     push_final(wire, server)
 
@@ -557,7 +334,8 @@ def test_server_errors_beyond_the_retry_budget(
 def test_slow_server_is_retried_as_a_timeout(
     wire: Wire, server: FakeServer, tmp_path: Path
 ) -> None:
-    server.push(200, wire.response("too late", [], (5, 5, 0)), delay=1.0)
+    body, headers = wire.response("too late", [], (5, 5, 0))
+    server.push(200, body, headers=headers, delay=1.0)
     push_final(wire, server, "in time")
 
     started = time.monotonic()
@@ -575,8 +353,9 @@ def test_slow_server_is_retried_as_a_timeout(
 def test_slow_server_ends_in_a_provider_error(
     wire: Wire, server: FakeServer, tmp_path: Path
 ) -> None:
+    body, headers = wire.response("too late", [], None)
     for _ in range(3):
-        server.push(200, wire.response("too late", [], None), delay=1.0)
+        server.push(200, body, headers=headers, delay=1.0)
 
     stop, journal, _ = run_agent(tmp_path, provider_for(wire, server, timeout=0.3), retries=1)
 
@@ -592,13 +371,6 @@ UNREADABLE = {
 }
 
 
-@pytest.mark.parametrize(
-    "wire",
-    [
-        pytest.param(OpenAIWire(), id="openai"),
-        pytest.param(AnthropicWire(), id="anthropic"),
-    ],
-)
 @pytest.mark.parametrize("kind", sorted(UNREADABLE))
 def test_a_200_that_is_not_an_api_answer_is_an_error(
     wire: Wire, server: FakeServer, tmp_path: Path, kind: str
@@ -619,7 +391,11 @@ def test_a_200_that_is_not_an_api_answer_is_an_error(
 
 @pytest.mark.parametrize(
     ("spec", "variable"),
-    [("openai:x", "OPENAI_API_KEY"), ("anthropic:x", "ANTHROPIC_API_KEY")],
+    [
+        ("openai:x", "OPENAI_API_KEY"),
+        ("openai-responses:x", "OPENAI_API_KEY"),
+        ("anthropic:x", "ANTHROPIC_API_KEY"),
+    ],
 )
 def test_missing_key_without_base_url(
     monkeypatch: pytest.MonkeyPatch, spec: str, variable: str
@@ -644,6 +420,10 @@ def test_make_provider_builds_each_kind(tmp_path: Path) -> None:
     assert isinstance(openai, OpenAIProvider)
     assert (openai.name, openai.model) == ("openai", "gpt-5.1")
 
+    responses = make_provider("openai-responses:gpt-5.1")
+    assert isinstance(responses, OpenAIResponsesProvider)
+    assert (responses.name, responses.model) == ("openai-responses", "gpt-5.1")
+
     anthropic = make_provider("anthropic:claude-sonnet-4-5")
     assert isinstance(anthropic, AnthropicProvider)
     assert (anthropic.name, anthropic.model) == ("anthropic", "claude-sonnet-4-5")
@@ -661,7 +441,10 @@ def test_make_provider_builds_each_kind(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("bogus:x", "unknown provider 'bogus'; use one of openai, anthropic, replay"),
+        (
+            "bogus:x",
+            "unknown provider 'bogus'; use one of openai, openai-responses, anthropic, replay",
+        ),
         ("nocolon", "must be PROVIDER:MODEL"),
         ("openai:", "must be PROVIDER:MODEL"),
         ("", "must be PROVIDER:MODEL"),
@@ -687,7 +470,7 @@ def events(stdout: str) -> list[dict[str, Any]]:
 
 
 def test_cli_run_against_the_fake_server(server: FakeServer, tmp_path: Path) -> None:
-    wire = OpenAIWire()
+    wire = OpenAIWire(stream=True)  # `run` streams unless told --no-stream
     push_calls(wire, server, bash("call_1", "echo hi"), tokens=(30, 7, 0))
     push_final(wire, server, "It says hi.", tokens=(40, 3, 16))
 
@@ -707,6 +490,7 @@ def test_cli_run_against_the_fake_server(server: FakeServer, tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     seen = events(done.stdout)
     assert [e["event"] for e in seen] == [
+        "notice",
         "model-start",
         "model",
         "call",
@@ -714,6 +498,9 @@ def test_cli_run_against_the_fake_server(server: FakeServer, tmp_path: Path) -> 
         "model",
         "stop",
     ]
+    assert "no price is known for model 'test-model'" in seen[0]["text"]
+    assert seen[2]["cost"] is None
+    seen = seen[1:]
     call = seen[2]
     assert (call["status"], call["returncode"], call["stdout"], call["command"]) == (
         "ran",
@@ -804,3 +591,110 @@ def test_replay_runs_never_import_the_sdks(tmp_path: Path) -> None:
     seen = events(done.stdout)
     assert seen[-2]["event"] == "stop" and seen[-2]["reason"] == "finished"
     assert seen[-1] == {"code": 0, "loaded": []}
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--thinking", "500"], "--thinking needs a budget of at least 1024 tokens"),
+        (["--thinking", "lots"], "--thinking must be a number of tokens or `adaptive`"),
+        (["--reasoning-effort", "high"], "--reasoning-effort is for OpenAI models"),
+        (["--max-output-tokens", "0"], "--max-output-tokens must be positive"),
+        (["--context-window", "0"], "--context-window must be positive"),
+        (["--context-window", "900"], "cannot hold the fixed prompt"),
+    ],
+)
+def test_cli_refuses_bad_model_options(tmp_path: Path, flags: list[str], message: str) -> None:
+    done = run_cli(
+        "run",
+        "--model",
+        "anthropic:claude-sonnet-4-5",
+        *flags,
+        "-C",
+        str(tmp_path),
+        "task",
+        env=clean_subprocess_env(ANTHROPIC_API_KEY="k"),
+    )
+
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("epistemic: ") and message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / ".epistemic").exists()
+    thinking = run_cli(
+        "run",
+        "--model",
+        "openai:gpt-5.1",
+        "--thinking",
+        "2048",
+        "-C",
+        str(tmp_path),
+        "task",
+        env=clean_subprocess_env(OPENAI_API_KEY="k"),
+    )
+    assert thinking.returncode == 2 and "--thinking is for anthropic models" in thinking.stderr
+
+
+def test_cli_live_view_streams_text_and_usage(server: FakeServer, tmp_path: Path) -> None:
+    wire = AnthropicWire(True)
+    push_calls(
+        wire,
+        server,
+        bash("c1", "echo hi"),
+        text="Let me run echo first.",
+        tokens=(3000, 40, 0, 2900),
+    )
+    push_final(wire, server, "It prints hi.", tokens=(3100, 12, 2900, 180))
+
+    done = run_cli(
+        "run",
+        "--model",
+        "anthropic:claude-sonnet-4-5",
+        "--base-url",
+        server.url,
+        "-C",
+        str(tmp_path),
+        "what does echo say?",
+        env=clean_subprocess_env(ANTHROPIC_API_KEY="k"),
+    )
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "Let me run echo first." in lines
+    assert any(
+        line.strip().startswith(
+            "tokens: 3,000 in (0 cached, 2,900 written to the cache) + 40 out · $"
+        )
+        for line in lines
+    )
+    assert any(line.startswith("cost: $") for line in lines)
+    assert len(server.requests) == 2
+    assert all(r.json()["stream"] is True for r in server.requests)
+
+
+def test_cli_no_stream_and_responses_provider(server: FakeServer, tmp_path: Path) -> None:
+    wire = ResponsesWire(stream=False)
+    push_calls(wire, server, bash("call_1", "echo hi"))
+    push_final(wire, server, "It prints hi.")
+
+    done = run_cli(
+        "run",
+        "--model",
+        "openai-responses:gpt-5.1",
+        "--no-stream",
+        "--reasoning-effort",
+        "low",
+        "--base-url",
+        server.url + "/v1",
+        "-C",
+        str(tmp_path),
+        "--json",
+        "what does echo say?",
+        env=clean_subprocess_env(OPENAI_API_KEY="k"),
+    )
+
+    assert done.returncode == 0, done.stderr
+    first, second = server.bodies()
+    assert "stream" not in first and first["reasoning"] == {"effort": "low", "summary": "auto"}
+    assert wire.results(second)[0][0] == "call_1"
+    stop = events(done.stdout)[-1]
+    assert stop["spend"]["model_calls"] == 2 and stop["spend"]["cost"] > 0

@@ -6,13 +6,14 @@ import json
 import os
 import signal
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any
 
+from .compaction import Compactor
 from .gate import Rejected
+from .modelcall import AgentConfig, Events, ModelCalls, QuietEvents
 from .prompt import system_prompt
 from .providers.base import (
     AssistantMessage,
@@ -27,6 +28,9 @@ from .providers.base import (
 )
 from .session import CallResult, Session
 from .structs import field, struct
+from .tools import anthropic_tools
+
+__all__ = ["EXIT_CODES", "Agent", "AgentConfig", "Events", "QuietEvents", "Stop"]
 
 #: How a run ended, and the exit status `epistemic run` gives it.
 EXIT_CODES = {
@@ -36,15 +40,6 @@ EXIT_CODES = {
     "provider-error": 5,
     "interrupted": 130,
 }
-
-
-@struct
-class AgentConfig:
-    max_steps: int = 50
-    max_rejections: int = 5
-    retries: int = 4
-    backoff: float = 1.0
-    max_backoff: float = 30.0
 
 
 @struct
@@ -61,29 +56,6 @@ class Stop:
         return EXIT_CODES[self.reason]
 
 
-class Events(Protocol):
-    """What a front end (live terminal lines, JSON lines) hears from the loop."""
-
-    def model_started(self, step: int) -> None: ...
-    def model_finished(self, step: int, turn: Turn, latency: float) -> None: ...
-    def call_finished(self, step: int, result: CallResult, command: str) -> None: ...
-    def notice(self, text: str) -> None: ...
-
-
-class QuietEvents:
-    def model_started(self, step: int) -> None:
-        pass
-
-    def model_finished(self, step: int, turn: Turn, latency: float) -> None:
-        pass
-
-    def call_finished(self, step: int, result: CallResult, command: str) -> None:
-        pass
-
-    def notice(self, text: str) -> None:
-        pass
-
-
 @struct(frozen=False)
 class Agent:
     """One conversation with one model over one session. `run` may be called again (REPL)."""
@@ -98,6 +70,19 @@ class Agent:
 
     def __post_init__(self) -> None:
         self.system = system_prompt(self.session.settings.min_reason)
+        options = getattr(self.provider, "options", None)
+        info = getattr(options, "info", None)
+        window = self.config.context_window or getattr(info, "context_window", None)
+        limit = options.output_limit if options is not None else 0
+        self.compactor = Compactor(
+            window, limit, fixed_prompt_chars(self.session.settings.min_reason)
+        )
+        self.compactor.check()  # a window too small for the fixed prompt: refuse at once
+        if getattr(self.provider, "cache_key", "") is None:
+            self.provider.cache_key = self.session.session_id  # type: ignore[attr-defined]
+        self.calls = ModelCalls(
+            self.session, self.provider, self.config, self.events, self.system, self.compactor, info
+        )
 
     def run(self, text: str) -> Stop:
         """Give the model a user message and loop until it finishes or a limit stops it."""
@@ -124,14 +109,14 @@ class Agent:
             if self._should_stop():
                 return Stop("interrupted", "stopped by Ctrl-C", step - 1)
             try:
-                turn = self._complete(step)
+                turn = self.calls.complete(step, self.messages)
             except ProviderError as error:
                 return Stop("provider-error", str(error), step)
             if turn.text:
                 self.session.event("text", step=step, text=turn.text)
             if not turn.calls:
                 self.session.event("final", step=step, text=turn.text)
-                self.messages.append(AssistantMessage(turn.text, ()))
+                self.messages.append(AssistantMessage(turn.text, (), turn.reasoning))
                 return Stop("finished", _finish_message(turn), step, turn.text)
             rejections = self._play(step, turn, rejections)
             if rejections >= self.config.max_rejections:
@@ -152,9 +137,11 @@ class Agent:
             self.events.call_finished(step, result, _command_of(call))
             refused = result.status in ("rejected", "denied")
             failed = refused or not result.ok
-            results.append(ToolResult(str(call.id), result.for_model(), failed))
+            stored = tuple((name, ref["sha256"]) for name, ref in result.evidence.items())
+            text = result.for_model()
+            results.append(ToolResult(str(call.id), text, failed, result.seq, result.act, stored))
             rejections = rejections + 1 if refused else 0
-        self.messages.append(AssistantMessage(turn.text, calls))
+        self.messages.append(AssistantMessage(turn.text, calls, turn.reasoning))
         self.messages.append(ToolResults(tuple(results)))
         return rejections
 
@@ -184,57 +171,6 @@ class Agent:
                 )
         return self.session.call(tool, arguments)
 
-    def _complete(self, step: int) -> Turn:
-        """One model call, retried with backoff on 429/5xx/timeouts, journaled either way."""
-        attempt = 0
-        while True:
-            attempt += 1
-            self.events.model_started(step)
-            started = time.monotonic()
-            try:
-                turn = self.provider.complete(self.system, list(self.messages))
-            except ProviderError as error:
-                retry = error.retryable and attempt <= self.config.retries
-                self.session.event(
-                    "model-error",
-                    step=step,
-                    attempt=attempt,
-                    status=error.status,
-                    message=str(error),
-                    retrying=retry,
-                )
-                if not retry:
-                    raise
-                self.events.notice(f"model call failed ({error}); retrying")
-                time.sleep(self._delay(attempt, error.retry_after))
-                continue
-            latency = time.monotonic() - started
-            self._journal_model_call(step, attempt, turn, latency)
-            self.events.model_finished(step, turn, latency)
-            return turn
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        delay: float = self.config.backoff * 2.0 ** (attempt - 1)
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        return min(delay, self.config.max_backoff)
-
-    def _journal_model_call(self, step: int, attempt: int, turn: Turn, latency: float) -> None:
-        usage = turn.usage
-        self.session.event(
-            "model",
-            step=step,
-            provider=self.provider.name,
-            model=self.provider.model,
-            latency=round(latency, 6),
-            attempts=attempt,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            cached_tokens=usage.cached_tokens,
-            stop_reason=turn.stop_reason,
-            calls=len(turn.calls),
-        )
-
     def _should_stop(self) -> bool:
         """Whether Ctrl-C asked to stop; the first time, journal the interruption."""
         if self._stop_requested and not self._interrupt_recorded:
@@ -263,8 +199,13 @@ class Agent:
             signal.signal(signal.SIGINT, previous)
 
 
+def fixed_prompt_chars(min_reason: int) -> int:
+    """The characters every request carries: the system prompt and the tool schemas."""
+    return len(system_prompt(min_reason)) + len(json.dumps(anthropic_tools()))
+
+
 def _finish_message(turn: Turn) -> str:
-    if turn.stop_reason in ("length", "max_tokens"):
+    if turn.stop_reason in ("length", "max_tokens", "max_output_tokens"):
         return "the model answered without tool calls, but its answer was cut at the token limit"
     return "the model answered without tool calls"
 

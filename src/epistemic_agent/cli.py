@@ -475,6 +475,7 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "run": _register_agent,
     "repl": _register_agent,
     "demo": _register_agent,
+    "models": _register_agent,
     "log": _register_readers,
     "report": _register_readers,
     "verify": _register_readers,

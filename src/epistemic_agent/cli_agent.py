@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from .cli_models import add_model_options, check_window, provider_from_args
 from .cliargs import chosen_policy, policy_options, workspace_option
 from .errors import UsageError
 
@@ -51,12 +52,15 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print events as JSON lines")
     p.set_defaults(handler=_cmd_demo)
+    from .cli_models import register as register_models
+
+    register_models(sub)
 
 
 def _agent_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model",
-        help="PROVIDER:MODEL, e.g. openai:gpt-5.1, "
+        help="PROVIDER:MODEL, e.g. openai:gpt-5.1, openai-responses:gpt-5.1, "
         "anthropic:claude-sonnet-4-5, replay:session.json (default: $EPISTEMIC_MODEL)",
     )
     workspace_option(p)
@@ -92,13 +96,13 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="seconds to wait for one model request before retrying it (default 600)",
     )
+    add_model_options(p)
     policy_options(p)
 
 
 def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any]:
     from .agent import Agent, AgentConfig
     from .guard import workspace_policy
-    from .providers import make_provider
     from .session import Session, Settings
 
     spec = args.model or os.environ.get("EPISTEMIC_MODEL")
@@ -117,13 +121,9 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     # the policy first: a broken one stops the run before anything happens
     named = chosen_policy(args)
     policy = named or workspace_policy(directory.resolve())
-    provider = make_provider(
-        spec,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        timeout=args.request_timeout,
-    )
+    provider, _ = provider_from_args(args, spec)
     settings = Settings(timeout=args.timeout, approval_timeout=waits)
+    check_window(args, provider, settings.min_reason)
     facts = {"model": spec, **header}
     session = Session(directory, settings, facts, policy, policy_implicit=named is None)
     from .cli import _warn_confinement
@@ -131,7 +131,11 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     _warn_confinement(session)
     if not session.created:
         session.event("run", model=spec, **header)
-    config = AgentConfig(max_steps=args.max_steps, max_rejections=args.max_rejections)
+    config = AgentConfig(
+        max_steps=args.max_steps,
+        max_rejections=args.max_rejections,
+        context_window=args.context_window,
+    )
     return session, Agent(session, provider, config, _events(args))
 
 

@@ -136,6 +136,7 @@ def _block(row: dict[str, Any]) -> list[str]:
     lines.append(_line("approvals", f"{row['approved']} approved, {row['denied']} denied"))
     lines.append(_line("hypotheses", f"{row['hypotheses']} tested (test-hypothesis calls)"))
     lines.append(_line("model", _model(row)))
+    lines.extend(_spend(row["spend"]))
     lines.append(_line("ended", _ending(row)))
     lines.append(_line("changed", _changed(row["changed"])))
     return lines
@@ -191,6 +192,33 @@ def _model(row: dict[str, Any]) -> str:
         return text + "tokens not reported"
     tokens = f"{row['prompt_tokens']} prompt + {row['completion_tokens']} completion tokens"
     return text + tokens + f" ({row['cached_tokens']} cached)"
+
+
+def _spend(spend: dict[str, Any]) -> list[str]:
+    """Cost, tokens by act type, and the reasons' share, when tokens were reported."""
+    from .spend import dollars
+
+    if not spend["tokens_reported"]:
+        return []
+    unpriced = f" ({spend['unpriced']} call(s) without a price)" if spend["unpriced"] else ""
+    lines = [
+        _line(
+            "cost",
+            f"{dollars(spend['cost'])}{unpriced}; {spend['input_tokens']:,} input tokens "
+            f"({spend['cached_tokens']:,} read from the cache, "
+            f"{spend['cache_creation_input_tokens']:,} written), "
+            f"{spend['output_tokens']:,} output",
+        )
+    ]
+    width = max(map(len, spend["by_act"]), default=0)
+    for index, (act, bucket) in enumerate(spend["by_act"].items()):
+        tokens = bucket["input_tokens"] + bucket["output_tokens"]
+        text = f"{act:<{width}} {tokens:>12,.0f} tokens {dollars(bucket['cost']):>10}"
+        lines.append(_line("by act" if index == 0 else "", text))
+    if spend["reason_share"] is not None:
+        share = f"about {spend['reason_tokens']:,} output tokens, {spend['reason_share']:.1%}"
+        lines.append(_line("reasons", f"{share} of the output"))
+    return lines
 
 
 def _ending(row: dict[str, Any]) -> str:

@@ -56,6 +56,7 @@ def side(loaded: Loaded) -> dict[str, Any]:
         "shape": {key: row[key] for key in ("calls", "rejected", "acts", "shares")},
         "changed": row["changed"],
         "reverts": row["reverted"],
+        "spend": row["spend"],
         "ending": {
             "stop": row["stop"],
             "message": row["stop_message"],
@@ -139,7 +140,7 @@ def render(result: dict[str, Any]) -> list[str]:
     else:
         for key, data in (("a", a), ("b", b)):
             lines.append(f"task {key}: {_cut(data['task'], 100) if data['task'] else '(none)'}")
-    for section in (_shape, _sequence, _divergence, _changed, _reverts, _endings):
+    for section in (_shape, _sequence, _divergence, _changed, _reverts, _cost, _endings):
         lines.append("")
         lines.extend(section(result))
     return lines
@@ -216,6 +217,34 @@ def _reverts(result: dict[str, Any]) -> list[str]:
             lines.append(f"  {key}  call {revert['seq']}: {_cut(revert['command'], 70)}")
             lines.append(f"      touched {touched}; undid call(s) {undid}")
     return lines
+
+
+def _cost(result: dict[str, Any]) -> list[str]:
+    """Tokens and cost of each side, in all and per act type."""
+    from .spend import dollars
+
+    a, b = result["a"]["spend"], result["b"]["spend"]
+    lines = [f"{'cost':<16} {'a':>22} {'b':>22}"]
+    for label, key in (("input tokens", "input_tokens"), ("output tokens", "output_tokens")):
+        lines.append(f"{label:<16} {a[key]:>22,} {b[key]:>22,}")
+    lines.append(f"{'cached (read)':<16} {a['cached_tokens']:>22,} {b['cached_tokens']:>22,}")
+    lines.append(f"{'dollars':<16} {dollars(a['cost']):>22} {dollars(b['cost']):>22}")
+    acts = sorted(
+        {*a["by_act"], *b["by_act"]}, key=lambda act: (act.startswith("("), act_order(act))
+    )
+    for act in acts:
+        cells = [_act_cost(side["by_act"].get(act)) for side in (a, b)]
+        lines.append(f"{act:<16} {cells[0]:>22} {cells[1]:>22}")
+    return lines
+
+
+def _act_cost(bucket: dict[str, Any] | None) -> str:
+    from .spend import dollars
+
+    if bucket is None:
+        return "-"
+    tokens = bucket["input_tokens"] + bucket["output_tokens"]
+    return f"{tokens:,.0f} tok {dollars(bucket['cost'])}"
 
 
 def _endings(result: dict[str, Any]) -> list[str]:

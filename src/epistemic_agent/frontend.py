@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from .agent import Stop
 from .providers.base import Turn
 from .session import CallResult, Session
+from .spend import Spend, dollars
 
 
 class LiveEvents:
@@ -19,13 +20,36 @@ class LiveEvents:
 
         self.console = Console(file=stream or sys.stdout, highlight=False)
         self._status: Any = None
+        self._streaming: str | None = None  # the kind of text being streamed, if any
 
     def model_started(self, step: int) -> None:
         if self.console.is_terminal:
             self._status = self.console.status(f"step {step}: waiting for the model…")
             self._status.start()
 
+    def model_delta(self, step: int, kind: str, text: str) -> None:
+        """The model's text (and thinking, dimmer) as it arrives."""
+        from rich.text import Text
+
+        self._stop_status()
+        if self._streaming is not None and self._streaming != kind:
+            self.console.print()
+        self._streaming = kind
+        style = "dim italic" if kind == "thinking" else "dim"
+        self.console.print(Text(printable(text), style=style), end="", soft_wrap=True)
+
     def model_finished(self, step: int, turn: Turn, latency: float) -> None:
+        self._stop_status()
+        if self._streaming is not None:
+            self.console.print()
+            self._streaming = None
+        elif turn.text and turn.calls:  # not streamed; a final answer comes in the summary
+            self.console.print(printable(turn.text), style="dim", markup=False, soft_wrap=True)
+        line = usage_line(turn)
+        if line:
+            self.console.print(line, style="dim", markup=False, soft_wrap=True)
+
+    def _stop_status(self) -> None:
         if self._status is not None:
             self._status.stop()
             self._status = None
@@ -61,6 +85,7 @@ class LiveEvents:
             f"calls by act (the whole session so far): {acts}",
             f"rejections: {sum(totals.rejected.values())}, reverts: {len(totals.dead_ends)}",
             f"model calls: {model.get('calls', 0)}, tokens: {_tokens(model)}",
+            *spend_lines(totals.spend),
             f"report: {session.layout.report}",
         ]
         if stop.final:
@@ -91,7 +116,15 @@ class JsonEvents:
             calls=len(turn.calls),
             prompt_tokens=turn.usage.prompt_tokens,
             completion_tokens=turn.usage.completion_tokens,
+            input_tokens=turn.usage.input_tokens,
+            cached_tokens=turn.usage.cached_tokens,
+            cache_creation_input_tokens=turn.usage.cache_creation_input_tokens,
+            reasoning_tokens=turn.usage.reasoning_tokens,
+            cost=turn.usage.cost,
         )
+
+    def model_delta(self, step: int, kind: str, text: str) -> None:
+        pass  # the whole text comes with the `model` event
 
     def call_finished(self, step: int, result: CallResult, command: str) -> None:
         self.emit("call", step=step, command=command, **result.to_json())
@@ -112,6 +145,7 @@ class JsonEvents:
             rejections=sum(totals.rejected.values()),
             reverts=len(totals.dead_ends),
             tokens=dict(totals.model),
+            spend=totals.spend.to_json(),
             report=str(session.layout.report),
             journal=str(session.layout.journal),
         )
@@ -123,3 +157,45 @@ def _tokens(model: Any) -> str:
     return (
         f"{model.get('prompt_tokens', 0)} prompt + {model.get('completion_tokens', 0)} completion"
     )
+
+
+def printable(text: str) -> str:
+    """Model text for a terminal: line breaks kept, control characters shown as escapes."""
+    return "".join(c if c in "\n\t" or c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def usage_line(turn: Turn) -> str:
+    """One model call's tokens and cost, when the provider reported them."""
+    usage = turn.usage
+    total = usage.input_tokens if usage.input_tokens is not None else usage.prompt_tokens
+    if total is None and usage.completion_tokens is None:
+        return ""
+    cache = f"{usage.cached_tokens or 0:,} cached"
+    if usage.cache_creation_input_tokens:
+        cache += f", {usage.cache_creation_input_tokens:,} written to the cache"
+    cost = f" · {dollars(usage.cost)}" if usage.cost is not None else ""
+    return f"     tokens: {total or 0:,} in ({cache}) + {usage.completion_tokens or 0:,} out{cost}"
+
+
+def spend_lines(spend: Spend) -> list[str]:
+    """The session's cost, per act type, and what the reasons took (when tokens were seen)."""
+    if not spend.reported:
+        return []
+    data = spend.to_json()
+    unpriced = f" ({data['unpriced']} call(s) without a price)" if data["unpriced"] else ""
+    acts = " · ".join(
+        f"{printable(act)} {bucket['input_tokens'] + bucket['output_tokens']:,.0f} tokens"
+        f" {dollars(bucket['cost'])}"
+        for act, bucket in data["by_act"].items()
+    )
+    lines = [
+        f"cost: {dollars(data['cost'])}{unpriced}; {data['cached_tokens']:,} input tokens read "
+        f"from the cache, {data['cache_creation_input_tokens']:,} written",
+        f"by act: {acts}",
+    ]
+    if data["reason_share"] is not None:
+        lines.append(
+            f"reasons: about {data['reason_tokens']:,} output tokens "
+            f"({data['reason_share']:.1%} of the output)"
+        )
+    return lines

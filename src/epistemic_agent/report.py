@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from . import render
+from . import render, render_spend
 from .fsutil import atomic_write, exchange_write
 from .history import History
 from .journal import JournalError, Position, Record, follow
 from .layout import PAGES_DIR, RECORD_DIR, Layout
 from .records import CallView, seq_of, view_of
+from .spend import Spend
 from .structs import field, struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -47,6 +48,7 @@ class Totals:
     flagged: list[dict[str, Any]] = field(default_factory=list)
     approvals: Counter[str] = field(default_factory=Counter)  # approved / denied
     denied: Counter[str] = field(default_factory=Counter)  # calls per act a human denied
+    spend: Spend = field(default_factory=Spend)  # tokens and cost, per act
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +64,7 @@ class Totals:
             "flagged": self.flagged,
             "approvals": dict(self.approvals),
             "denied": dict(self.denied),
+            "spend": self.spend.state(),
         }
 
     @classmethod
@@ -79,6 +82,7 @@ class Totals:
             list(data.get("flagged", [])),
             Counter(data.get("approvals", {})),
             Counter(data.get("denied", {})),
+            Spend.from_state(data.get("spend", {})),
         )
 
     def fold_model(self, record: Record) -> None:
@@ -118,6 +122,9 @@ class Report:
             self.totals.session = {k: v for k, v in record.items() if k not in _HEADER_DROP}
         elif kind == "model":
             self.totals.fold_model(record)
+            self.totals.spend.fold(record)
+        elif kind in ("thinking", "compaction"):
+            self.totals.spend.fold(record)
         elif kind in ("final", "stop"):
             self.totals.ending[str(kind)] = record.get("text", record.get("reason"))
             if kind == "stop":
@@ -251,6 +258,7 @@ class Report:
                 render.shape(totals.counts, totals.shell, sum(totals.rejected.values())),
                 render.approvals(totals.approvals),
                 render.model_line(totals.model, totals.ending),
+                render_spend.section(totals.spend),
                 render.mismatches(totals.flagged[-MISMATCHES_SHOWN:], len(totals.flagged)),
                 render.narrative(self._links, entries),
                 render.dead_ends(shown, len(dead), DEAD_ENDS_LINK),

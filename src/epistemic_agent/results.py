@@ -9,7 +9,7 @@ from .evidence import DEFAULT_CAP
 from .executor import DEFAULT_TIMEOUT
 from .gate import MIN_REASON
 from .observe import DEFAULT_IGNORE
-from .structs import struct
+from .structs import field, struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ class CallResult:
     duration: float = 0.0
     timed_out: bool = False
     flags: tuple[str, ...] = ()
+    evidence: dict[str, Any] = field(default_factory=dict)  # name -> {sha256, bytes, kept}
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's `--json` contract (fields may be added, never removed)."""

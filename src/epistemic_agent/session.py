@@ -418,6 +418,7 @@ class Session(PolicyCalls):
             duration=done.duration,
             timed_out=done.timed_out,
             flags=tuple(flag["flag"] for flag in raised),
+            evidence=evidence,
         )
 
     def _outside_observers(self, act: str) -> dict[str, Observer]:
@@ -519,6 +520,7 @@ class Session(PolicyCalls):
             stdout=text if done.ok else "",
             outcome=outcome,
             duration=duration,
+            evidence=evidence,
         )
 
     def _store_inputs(self, call: Call) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ from collections import Counter
 
 from .records import seq_of
 from .sessions import Loaded, summary
+from .spend import BUCKET, dollars, spend_of
 from .vocabulary import act_order
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -35,6 +36,8 @@ SUMMED = (
     "cached_tokens",
     "files_changed",
 )
+#: The record kinds a session's spend is counted from.
+SPENT = ("model", "thinking", "compaction")
 #: Row keys holding {name: count}, summed name by name.
 COUNTED = ("acts", "rejections", "flags")
 CHANGE_KEYS = ("created", "modified", "deleted")
@@ -57,7 +60,9 @@ def session_stats(loaded: Loaded) -> dict[str, Any]:
         stop_message=_text(ending[-1].get("message")) if ending else None,
         reverted=revert_calls(loaded),
         integrity_problem=integrity.problem if integrity else None,
+        spend=spend_of([r for r in loaded.records if r.get("kind") in SPENT]).to_json(),
     )
+    row["cost"] = row["spend"]["cost"]
     row["undone"] = sorted({seq for revert in row["reverted"] for seq in revert["undoes"]})
     row["notes"] = [*row["notes"], *_verify_notes(loaded)]
     return row
@@ -144,6 +149,8 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     result["stops"] = dict(Counter(str(row.get("stop") or "none") for row in rows))
     result["integrity"] = dict(Counter(str(row.get("integrity") or "unchecked") for row in rows))
     result["with_notes"] = sum(1 for row in rows if row.get("notes"))
+    result["spend"] = summed_spend([row["spend"] for row in rows if row.get("spend")])
+    result["cost"] = result["spend"]["cost"]
     return result
 
 
@@ -159,7 +166,7 @@ ACT_COLUMNS = {
     "revert": "rev",
     "cleanup": "cln",
 }
-WIDTHS = (5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 7, 5, 7, 14, 8)  # after the name column
+WIDTHS = (5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 7, 5, 7, 9, 14, 8)  # after the name column
 
 
 def table(rows: list[dict[str, Any]], total: dict[str, Any]) -> list[str]:
@@ -167,7 +174,7 @@ def table(rows: list[dict[str, Any]], total: dict[str, Any]) -> list[str]:
     names = labels(rows)
     width = min(max(len(name) for name in [*names, "session", "TOTALS"]), 40)
     header = ["session", "calls", *ACT_COLUMNS.values(), "rej", "fail", "unk"]
-    header += ["flag", "appr", "deny", "wall", "model", "tokens", "stop", "chain"]
+    header += ["flag", "appr", "deny", "wall", "model", "tokens", "cost", "stop", "chain"]
     lines = [_joined(header, width)]
     for row, name in zip(rows, names, strict=True):
         lines.append(_joined(_cells(row, _fit(name, width)), width))
@@ -214,7 +221,7 @@ def _cells(row: dict[str, Any], name: str) -> list[str]:
     tokens = row["prompt_tokens"] + row["completion_tokens"] if row["tokens_reported"] else "-"
     ending = [str(row["stop"] or "-"), str(row["integrity"] or "-")]
     cells = [name, str(row["calls"]), *acts, *map(str, counts), duration(row["wall_time"])]
-    return [*cells, str(row["model_calls"]), str(tokens), *ending]
+    return [*cells, str(row["model_calls"]), str(tokens), dollars(row.get("cost")), *ending]
 
 
 def _joined(cells: list[str], first: int) -> str:
@@ -238,3 +245,40 @@ def duration(seconds: float | None) -> str:
         return f"{seconds:.1f}s"
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes}m{rest:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def summed_spend(spends: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several sessions' `spend` objects added up (the shares recomputed, not summed)."""
+    total: dict[str, Any] = {key: 0 for key in SPEND_SUMMED}
+    acts: dict[str, dict[str, Any]] = {}
+    costs = [s["cost"] for s in spends if s.get("cost") is not None]
+    for spend in spends:
+        for key in SPEND_SUMMED:
+            total[key] += spend.get(key) or 0
+        for act, bucket in (spend.get("by_act") or {}).items():
+            into = acts.setdefault(act, dict.fromkeys(BUCKET, 0))
+            for key in BUCKET:
+                into[key] += bucket.get(key) or 0
+    total["cost"] = round(sum(costs), 6) if costs else None
+    basis = total["reason_output_tokens"]
+    total["reason_share"] = round(total["reason_tokens"] / basis, 4) if basis else None
+    for bucket in acts.values():
+        bucket["cost"] = round(bucket["cost"], 6) if costs else None
+    total["by_act"] = acts
+    return total
+
+
+SPEND_SUMMED = (
+    "model_calls",
+    "tokens_reported",
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "cache_creation_input_tokens",
+    "reasoning_tokens",
+    "unpriced",
+    "reason_tokens",
+    "reason_output_tokens",
+    "thinking_records",
+    "compactions",
+)

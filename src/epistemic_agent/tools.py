@@ -132,3 +132,18 @@ def anthropic_tools() -> list[dict[str, Any]]:
         {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
         for spec in TOOL_SPECS
     ]
+
+
+def responses_tools() -> list[dict[str, Any]]:
+    """The tools in the OpenAI Responses `tools` format (flat; `strict` off, since its
+    default there is on and strict schemas may not have optional properties)."""
+    return [
+        {
+            "type": "function",
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+            "strict": False,
+        }
+        for spec in TOOL_SPECS
+    ]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..models import ModelInfo
 from ..structs import field, struct
 
 
@@ -20,9 +22,34 @@ class ToolCall:
 
 @struct
 class Usage:
+    """Token counts as the provider reported them (None: not reported), and their cost.
+
+    `prompt_tokens` is the provider's own input figure (OpenAI: all input; Anthropic: input
+    after the last cache breakpoint); `input_tokens` is all input, cached or not, for both.
+    `cached_tokens` were read from the prompt cache, `cache_creation_input_tokens` written
+    to it. `reasoning_tokens` are the output tokens spent thinking (part of the output).
+    """
+
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cached_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+    input_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost: float | None = None  # US dollars, set by the loop from the model table
+
+
+@struct
+class Reasoning:
+    """Thinking or a reasoning summary the provider returned with a turn.
+
+    `native` is the block or item exactly as received (with its signature or encrypted
+    content): it goes back to the provider unchanged on the next request. `text` is what a
+    reader can see ("" when the provider redacted or omitted it)."""
+
+    kind: str  # thinking | redacted_thinking | reasoning
+    text: str
+    native: dict[str, Any]
 
 
 @struct
@@ -33,6 +60,7 @@ class Turn:
     calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
+    reasoning: tuple[Reasoning, ...] = ()
 
 
 @struct
@@ -42,9 +70,15 @@ class UserMessage:
 
 @struct
 class ToolResult:
+    """A call's result as the model sees it; `seq`, `act` and `evidence` (the SHA-256 of
+    each stored output) say where the full output is, for compaction."""
+
     call_id: str
     text: str
     is_error: bool
+    seq: int | None = None
+    act: str | None = None
+    evidence: tuple[tuple[str, str], ...] = ()
 
 
 @struct
@@ -53,6 +87,7 @@ class AssistantMessage:
 
     text: str
     calls: tuple[ToolCall, ...]
+    reasoning: tuple[Reasoning, ...] = ()
 
 
 @struct
@@ -73,19 +108,46 @@ class ProviderError(Exception):
         status: int | None = None,
         retryable: bool = False,
         retry_after: float | None = None,
+        context_limit: bool = False,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
+        self.context_limit = context_limit  # the request did not fit the context window
 
 
 class ModelSpecError(ProviderError):
     """The model string or scripted session is malformed: the user's input, not the provider."""
 
 
+class StreamSink(Protocol):
+    """Hears a streamed answer as it arrives: its text, and its thinking when shown."""
+
+    def text(self, delta: str) -> None: ...
+    def thinking(self, delta: str) -> None: ...
+
+
+@struct
+class ModelOptions:
+    """How to ask: limits, reasoning, caching and streaming (see docs/models.md)."""
+
+    info: ModelInfo
+    max_output: int | None = None  # None: the model table's default
+    thinking: int | str | None = None  # Anthropic: a budget of tokens, or "adaptive"
+    reasoning_effort: str | None = None  # OpenAI: none, minimal, low, medium, high...
+    cache: bool = True  # cache breakpoints (Anthropic), prompt_cache_key (OpenAI)
+    cache_key: str | None = None  # OpenAI's prompt_cache_key (the session id)
+    stream: bool = True
+
+    @property
+    def output_limit(self) -> int:
+        return self.max_output or self.info.max_output
+
+
 class Provider(Protocol):
-    """A model behind the loop: given the system prompt and transcript, produce one turn."""
+    """A model behind the loop: given the system prompt and transcript, produce one turn.
+    A provider whose `streams` is true also takes a StreamSink as a third argument."""
 
     name: str
     model: str
@@ -108,7 +170,16 @@ def http_error(
         status=status,
         retryable=retryable,
         retry_after=retry_after,
+        context_limit=status in (400, 413) and bool(_TOO_LONG.search(detail)),
     )
+
+
+#: How the providers say a request is longer than the context window (400 or 413).
+_TOO_LONG = re.compile(
+    r"(prompt|input) is too long|exceeds? (the )?context|context[ _]length|context window"
+    r"|maximum context|too many (input )?tokens",
+    re.IGNORECASE,
+)
 
 
 def api_key(env: str, base_url: str | None, vendor: str) -> tuple[str | None, str]:

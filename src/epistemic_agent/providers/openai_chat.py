@@ -1,15 +1,22 @@
-"""OpenAI-compatible Chat Completions through the official `openai` SDK (imported lazily)."""
+"""OpenAI-compatible Chat Completions through the official `openai` SDK (imported lazily).
+
+The request prefix stays byte-stable between requests (the same system prompt, tools and
+history, serialised the same way), so automatic prefix caching applies; `prompt_cache_key`
+(the session id) is sent to OpenAI's own API, or where models.toml says a server takes it."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from ..models import ModelInfo
 from ..tools import openai_tools
 from .base import (
     AssistantMessage,
     Message,
+    ModelOptions,
     ProviderError,
+    StreamSink,
     ToolCall,
     ToolResults,
     Turn,
@@ -18,12 +25,16 @@ from .base import (
     api_key,
     call_sdk,
 )
+from .streams import count, events, get, incomplete
+
+OPENAI_HOST = "api.openai.com"
 
 
 class OpenAIProvider:
     """Any server that speaks Chat Completions: OpenAI, vLLM, llama.cpp, Ollama, OpenRouter..."""
 
     name = "openai"
+    streams = True
 
     def __init__(
         self,
@@ -32,27 +43,59 @@ class OpenAIProvider:
         base_url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         timeout: float = 600.0,
+        options: ModelOptions | None = None,
     ) -> None:
         import openai
 
         key, self.key_hint = api_key(api_key_env, base_url, "OpenAI")
         self.model = model
+        self.options = options or ModelOptions(ModelInfo(model))
+        self.cache_key: str | None = self.options.cache_key
+        self.takes_cache_key = takes_cache_key(base_url, self.options.info)
         self.client = openai.OpenAI(
             api_key=key or "not-set", base_url=base_url, timeout=timeout, max_retries=0
         )
         self._sdk = openai
 
-    def complete(self, system: str, messages: list[Message]) -> Turn:
-        request: Any = [{"role": "system", "content": system}, *to_openai(messages)]
-        tools: Any = openai_tools()
-        response = call_sdk(
-            self._sdk,
-            self.key_hint,
-            lambda: self.client.chat.completions.create(
-                model=self.model, messages=request, tools=tools
-            ),
-        )
-        return from_openai(response)
+    def request(self, system: str, messages: list[Message]) -> dict[str, Any]:
+        options = self.options
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, *to_openai(messages)],
+            "tools": openai_tools(),
+        }
+        param = options.info.max_tokens_param
+        if param is None and options.max_output is not None:
+            param = "max_tokens"  # an explicit limit for a model the table does not know
+        if param is not None:
+            body[param] = options.output_limit
+        if options.reasoning_effort is not None:
+            body["reasoning_effort"] = options.reasoning_effort
+        if options.cache and self.takes_cache_key and self.cache_key:
+            body["prompt_cache_key"] = self.cache_key
+        return body
+
+    def complete(
+        self, system: str, messages: list[Message], sink: StreamSink | None = None
+    ) -> Turn:
+        body = self.request(system, messages)
+        create: Any = self.client.chat.completions.create
+        if not self.options.stream:
+            return from_openai(call_sdk(self._sdk, self.key_hint, lambda: create(**body)))
+        streaming = {"stream": True, "stream_options": {"include_usage": True}}
+        stream = call_sdk(self._sdk, self.key_hint, lambda: create(**body, **streaming))
+        return assemble(events(self._sdk, self.key_hint, stream), sink)
+
+
+def takes_cache_key(base_url: str | None, info: ModelInfo) -> bool:
+    """OpenAI's own API takes `prompt_cache_key`; other servers only when configured to."""
+    if info.prompt_cache_key is not None:
+        return info.prompt_cache_key
+    if base_url is None:
+        return True
+    from urllib.parse import urlsplit
+
+    return urlsplit(base_url).hostname == OPENAI_HOST
 
 
 def to_openai(messages: list[Message]) -> list[dict[str, Any]]:
@@ -74,19 +117,23 @@ def to_openai(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def arguments_text(arguments: Any) -> str:
+    """Arguments as the wire carries them: the string the model sent, or JSON."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, default=str)
+
+
 def _tool_call(call: ToolCall) -> dict[str, Any]:
-    arguments = call.arguments
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False, default=str)
     return {
         "id": call.id,
         "type": "function",
-        "function": {"name": call.name or "", "arguments": arguments},
+        "function": {"name": call.name or "", "arguments": arguments_text(call.arguments)},
     }
 
 
 def from_openai(response: Any) -> Turn:
-    if not getattr(response, "choices", None):
+    if not get(response, "choices"):
         raise ProviderError("the model server returned no choices", retryable=True)
     choice = response.choices[0]
     message = choice.message
@@ -98,15 +145,62 @@ def from_openai(response: Any) -> Turn:
         )
         for call in (message.tool_calls or [])
     )
-    usage = response.usage
-    details = getattr(usage, "prompt_tokens_details", None) if usage else None
-    return Turn(
-        message.content or "",
-        calls,
-        Usage(
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            cached_tokens=getattr(details, "cached_tokens", None),
-        ),
-        choice.finish_reason,
+    return Turn(message.content or "", calls, usage(response.usage), choice.finish_reason)
+
+
+def assemble(stream: Any, sink: StreamSink | None = None) -> Turn:
+    """A streamed answer: text deltas, tool calls whose id, name and arguments arrive in
+    pieces (by `index`), a finish reason, and a last chunk with usage and no choices."""
+    texts: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    finish: str | None = None
+    used: Any = None
+    seen = 0
+    for chunk in stream:
+        seen += 1
+        used = get(chunk, "usage") or used
+        for choice in get(chunk, "choices") or ():
+            if get(choice, "index") not in (0, None):
+                continue
+            delta = get(choice, "delta")
+            text = get(delta, "content")
+            if isinstance(text, str) and text:
+                texts.append(text)
+                if sink is not None:
+                    sink.text(text)
+            for position, piece in enumerate(get(delta, "tool_calls") or ()):
+                _add_call(calls, piece, position)
+            finish = get(choice, "finish_reason") or finish
+    if finish is None:
+        raise incomplete("a finish_reason", seen)
+    found = tuple(
+        ToolCall(c["id"] or None, c["name"] or None, c["arguments"])
+        for _, c in sorted(calls.items())
+    )
+    return Turn("".join(texts), found, usage(used), finish)
+
+
+def _add_call(calls: dict[int, dict[str, Any]], piece: Any, position: int) -> None:
+    index = get(piece, "index")
+    if not isinstance(index, int) or isinstance(index, bool):
+        index = position
+    entry = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+    entry["id"] = get(piece, "id") or entry["id"]
+    function = get(piece, "function")
+    entry["name"] += get(function, "name") or ""
+    arguments = get(function, "arguments")
+    entry["arguments"] += arguments if isinstance(arguments, str) else ""
+
+
+def usage(used: Any) -> Usage:
+    prompt = get(used, "prompt_tokens")
+    details = get(used, "prompt_tokens_details")
+    output = get(used, "completion_tokens_details")
+    return Usage(
+        prompt_tokens=count(prompt),
+        completion_tokens=count(get(used, "completion_tokens")),
+        cached_tokens=count(get(details, "cached_tokens")),
+        cache_creation_input_tokens=count(get(details, "cache_write_tokens")),
+        input_tokens=count(prompt),
+        reasoning_tokens=count(get(output, "reasoning_tokens")),
     )
