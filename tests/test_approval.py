@@ -267,7 +267,9 @@ def test_file_channel_approve_from_another_process(ws: Path) -> None:
     approval = of_kind(ws, "approval")[0]
     assert approval["by"] == "qa-lead" and approval["channel"] == "file"
     assert approval["comment"] == "checked the ticket" and approval["uid"] == os.getuid()
-    assert pending(ws) == [] and not list((ws / ".epistemic" / "pending").iterdir())
+    folder = ws / ".epistemic" / "pending"
+    assert pending(ws) == [] and [p.name for p in folder.iterdir()] == ["1.closed.json"]
+    assert json.loads((folder / "1.closed.json").read_text())["why"] == "answered"
     assert run("approve", "1", cwd=ws).returncode == 1  # nothing open any more
 
 

@@ -421,7 +421,7 @@ def test_report_rebuild_equals_the_incremental_report(ws: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert f"from {len(journal_lines(ws))} journal line(s)" in done.stdout
     assert report_files(ws) == incremental
-    assert "outcome unknown" in incremental["RATIONALE.md"].decode()
+    assert "running: no outcome yet" in incremental["RATIONALE.md"].decode()
 
 
 def test_verify_intact_journal(ws: Path) -> None:

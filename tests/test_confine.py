@@ -108,7 +108,13 @@ def record_files(box: Box) -> list[Path]:
     return [*found, box.ws / "RATIONALE.md", box.ws / "epistemic.toml"]
 
 
-REWRITTEN = ("journal.jsonl", "head.json", "RATIONALE.md", "RATIONALE.md.previous")
+REWRITTEN = (
+    "journal.jsonl",
+    "head.json",
+    "RATIONALE.md",
+    "RATIONALE.md.previous",
+    "RATIONALE.md.older",
+)
 TURNED = ("tmp", "report")  # capture files, and the pages and checkpoint a page turn rewrites
 
 
@@ -150,7 +156,8 @@ def assert_intact(box: Box, before: Snapshot, what: str) -> None:
     assert data.startswith(before.journal), f"{what}: the journal's past changed"
     new = data[len(before.journal) :]
     assert MARK not in new and not any(foreign(line) for line in new.splitlines()), what
-    for name in ("RATIONALE.md", ".epistemic/RATIONALE.md.previous", ".epistemic/head.json"):
+    names = ("RATIONALE.md", ".epistemic/RATIONALE.md.previous", ".epistemic/RATIONALE.md.older")
+    for name in (*names, ".epistemic/head.json"):
         path = box.ws / name
         assert path.is_file() and not path.is_symlink(), f"{what}: replaced {name}"
         assert path.stat().st_nlink == 1 and MARK not in path.read_bytes(), f"{what}: {name}"
@@ -218,6 +225,7 @@ TARGETS = [
     ".epistemic/head.json",
     ".epistemic/report/checkpoint.json",
     ".epistemic/RATIONALE.md.previous",
+    ".epistemic/RATIONALE.md.older",
     "RATIONALE.md",
     "epistemic.toml",
 ]

@@ -237,7 +237,7 @@ def test_call_without_outcome_is_outcome_unknown(ws: Path) -> None:
     done = run("report", cwd=ws)
     assert done.returncode == 0, done.stderr
     text = rationale(ws)
-    assert entry_titles(text)[-1] == "2. `verify` · outcome unknown"
+    assert entry_titles(text)[-1] == "2. `verify` · running: no outcome yet"
     assert "**Outcome:** unknown: no outcome was recorded" in text
     done = run("log", "--json", cwd=ws)
     assert [v["status"] for v in json.loads(done.stdout)] == ["ran", "unknown"]
@@ -257,7 +257,7 @@ def test_killed_writer_leaves_outcome_unknown_until_the_next_writer_recovers_it(
     assert [json.loads(line)["kind"] for line in journal_lines(ws)] == ["session", "call"]
     done = run("report", cwd=ws)
     assert done.returncode == 0, done.stderr
-    assert entry_titles(rationale(ws)) == ["1. `verify` · outcome unknown"]
+    assert entry_titles(rationale(ws)) == ["1. `verify` · running: no outcome yet"]
     # the next process continues the journal, and closes the orphaned call first
     done = run("exec", "--type", "verify", "--reason", REASON, "--", "echo next", cwd=ws)
     assert (done.returncode, done.stdout) == (0, "next\n")
@@ -318,7 +318,7 @@ def test_pages(paged: Path) -> None:
     assert "**Why:** learn the state of marker number 100\n" in page1
     assert "**Outcome:** rc=0 — 100 · " in page1
     assert "**Why:** learn the state of marker number 137\n" in page2
-    assert "outcome unknown" not in page1 + page2 + text
+    assert "no outcome yet" not in page1 + page2 + text
     assert not (paged / ".epistemic" / "report" / "calls-000201-000300.md").exists()
 
 
@@ -378,7 +378,7 @@ def test_late_outcome_rewrites_a_finished_page(ws: Path) -> None:
         assert seq == 100
         assert other.read_file("f.txt", REASON).seq == 101
         page = ws / ".epistemic" / "report" / "calls-000001-000100.md"
-        assert entry_titles(page.read_text())[-1] == "100. `verify` · outcome unknown"
+        assert entry_titles(page.read_text())[-1] == "100. `verify` · running: no outcome yet"
         with slow.journal.locked():
             slow.journal.append(
                 outcome_record(seq, True, "rc=0 — late", 1.0, {}, returncode=0), durable=False

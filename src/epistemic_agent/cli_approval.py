@@ -33,8 +33,8 @@ def register(sub: Any) -> None:
             help=f"{name} a call that waits for approval",
             description=f"Answer the open request for call SEQ: {verb}. The journal records "
             "who (--as NAME, else your OS user), when, and the comment. Exit 0 when the "
-            "answer was taken; 1 when no request for SEQ is open (answered already, timed "
-            "out, or never asked).",
+            "answer was taken; 1 when it cannot be: the request was answered already, timed "
+            "out or withdrawn, was never opened, or the session that asked is gone.",
         )
         p.add_argument("seq", type=int, metavar="SEQ", help="the call's number")
         workspace_option(p)
@@ -53,7 +53,8 @@ def _folder(args: argparse.Namespace) -> Path:
 
 
 def _cmd_pending(args: argparse.Namespace) -> int:
-    from .approval import pending, visible
+    from .approval import visible
+    from .approval_files import pending
 
     requests = pending(_folder(args))
     if args.json:
@@ -77,7 +78,8 @@ def _cmd_pending(args: argparse.Namespace) -> int:
 
 
 def _cmd_answer(args: argparse.Namespace) -> int:
-    from .approval import answer, who
+    from .approval import who
+    from .approval_files import answer
 
     if args.seq <= 0:
         raise UsageError("SEQ is a call number: 1 or more")

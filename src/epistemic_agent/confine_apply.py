@@ -7,7 +7,7 @@ this order, each step failing closed (OSError: the call does not run):
    the children), with nothing propagating back;
 2. every mount made read-only, then writable binds of the view's writable folders (no device
    nodes, no setuid), read-only binds over the protected paths inside them (the report and
-   its spare both, so the swap that replaces the report keeps a read-only one in view), a
+   its spares all, so the swap that replaces the report keeps a read-only one in view), a
    private /dev/shm, and an empty read-only folder over each hidden path;
 3. every capability dropped but the few a root act may keep (confine_sys.KEPT_CAPABILITIES):
    none of them can mount, enter another namespace, trace, open files by handle or make
@@ -61,7 +61,7 @@ def _mounts(view: View, pid_namespace: bool) -> tuple[Path, ...]:
     confine_sys.mount_setattr("/", confine_sys.MOUNT_ATTR_RDONLY)
     for folder in view.writable:
         _bind(folder, writable=True)
-    for path in view.protected:  # before the hiding: the report's spare lies in the record
+    for path in view.protected:  # before the hiding: the report's spares lie in the record
         _bind(path, writable=False)
     shm = _private_shm()
     for path in view.hidden:

@@ -18,6 +18,7 @@ from .structs import struct
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .cancel import Cancel
     from .reaper import Reaper
 
 DEFAULT_TIMEOUT = 120.0
@@ -36,6 +37,7 @@ class Execution:
     stdout: Path
     stderr: Path
     stopped_background: bool
+    cancelled: bool = False  # stopped because the call was cancelled (see cancel.py)
 
     def discard(self) -> None:
         for path in (self.stdout, self.stderr):
@@ -52,6 +54,7 @@ def run_shell(
     on_slow: Callable[[], None] | None = None,
     capture: tuple[Path, Path] | None = None,
     reaper: Reaper | None = None,
+    cancel: Cancel | None = None,
 ) -> Execution:
     """Run `bash -c command` in its own session; output goes to files, not memory.
 
@@ -59,7 +62,7 @@ def run_shell(
     and/or an argv prefix (bwrap); ConfinementError if it cannot be confined (nothing ran).
     `on_slow` is called once if the command is still running after SLOW_AFTER seconds. With
     a `reaper`, processes that escaped the command's group (setsid, double forks) are caught
-    and stopped when it ends.
+    and stopped when it ends. A `cancel` set while it runs stops its process group at once.
     """
     scratch.mkdir(parents=True, exist_ok=True)
     if capture is None:
@@ -84,12 +87,13 @@ def run_shell(
     finally:
         os.close(out_fd)
         os.close(err_fd)
-    waiter = _Waiter(pid)
+    waiter = _Waiter(pid, cancel)
     try:
         finished = waiter.wait(min(SLOW_AFTER, timeout))
-        if not finished and on_slow is not None:
+        if not finished and on_slow is not None and not waiter.cancelled:
             on_slow()
-        finished = finished or waiter.wait(timeout - (time.monotonic() - started))
+        if not waiter.cancelled:
+            finished = finished or waiter.wait(timeout - (time.monotonic() - started))
         if not finished:
             _stop_group(waiter)
     except BaseException:  # Ctrl-C or the like: never leave the command running
@@ -102,11 +106,12 @@ def run_shell(
         stopped = reaper.sweep() or stopped
     return Execution(
         waiter.returncode if finished else None,
-        not finished,
+        not finished and not waiter.cancelled,
         time.monotonic() - started,
         out_path,
         err_path,
         stopped,
+        waiter.cancelled,
     )
 
 
@@ -148,17 +153,22 @@ def _popen(
 class _Waiter:
     """Waits for one child without polling sleeps (a pidfd), and reaps it."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, cancel: Cancel | None = None) -> None:
         self.pid = pid
         self.returncode: int | None = None
+        self.cancel = cancel
+        self.cancelled = False
         self._poll: select.poll | None = None
         with contextlib.suppress(AttributeError, OSError):
             self._fd = os.pidfd_open(pid)
             self._poll = select.poll()
             self._poll.register(self._fd, select.POLLIN)
+            if cancel is not None:
+                self._poll.register(cancel.fileno(), select.POLLIN)
 
     def wait(self, seconds: float | None) -> bool:
-        """True once the child has exited (and is reaped); False if `seconds` ran out."""
+        """True once the child has exited (and is reaped); False if `seconds` ran out, or the
+        call was cancelled (then `cancelled` is set)."""
         if self.returncode is not None:
             return True
         deadline = None if seconds is None else time.monotonic() + max(seconds, 0.0)
@@ -169,10 +179,19 @@ class _Waiter:
                 if self._poll is not None:
                     os.close(self._fd)
                 return True
+            if self.cancel is not None and self.cancel.is_set() and not self.cancelled:
+                self.cancelled = True
+                return False
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return False
             self._sleep(left)
+
+    def forget_cancel(self) -> None:
+        """Stop watching the cancel (once set, it stays readable: polls would not sleep)."""
+        if self.cancel is not None and self._poll is not None:
+            self._poll.unregister(self.cancel.fileno())
+        self.cancel = None
 
     def _sleep(self, left: float | None) -> None:
         if self._poll is not None:
@@ -183,6 +202,7 @@ class _Waiter:
 
 def _stop_group(waiter: _Waiter) -> None:
     """SIGTERM the whole group, then SIGKILL what is left after a grace period; reap."""
+    waiter.forget_cancel()
     _signal_group(waiter.pid, signal.SIGTERM)
     if not waiter.wait(KILL_GRACE):
         _signal_group(waiter.pid, signal.SIGKILL)

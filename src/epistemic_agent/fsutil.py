@@ -67,6 +67,14 @@ def exchange_write(target: Path, data: bytes, spare: Path) -> None:
         os.replace(spare, target)
 
 
+def written_at(path: Path) -> int:
+    """When a file was last written (0 when it does not exist)."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
 def _open_spare(spare: Path) -> int:
     """The spare for writing, never through what someone may have swapped in for it (a
     symlink, a hard link, a FIFO): anything but a plain file of one link is replaced."""

@@ -37,6 +37,11 @@ class Layout:
         self.checkpoint = self.pages / "checkpoint.json"
         self.report = workspace / REPORT_NAME
         self.spare = self.record / "RATIONALE.md.previous"  # see fsutil.exchange_write
+        self.older = self.record / "RATIONALE.md.older"  # a second spare: see the same
+
+    @property
+    def spares(self) -> tuple[Path, Path]:
+        return self.spare, self.older
 
     def __repr__(self) -> str:
         return f"Layout({self.workspace!r})"

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 
 from . import __version__
+from .cancel import Cancel
 from .prompt import system_prompt
 from .tools import TOOL_SPECS
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from .session import Session
 
 SERVER_NAME = "epistemic"
+PROGRESS_EVERY = 10.0  # seconds between progress notifications while a call waits or runs
 #: MCP tool annotations (hints for the client): what each tool may do to the workspace.
 ANNOTATIONS: dict[str, dict[str, bool]] = {
     "bash": {"read_only": False, "destructive": True, "idempotent": False, "open_world": True},
@@ -71,13 +74,24 @@ class Gatekeeper:
         self.approval_timeout = approval_timeout
         self.session: Session | None = None
         self.lock = threading.Lock()
+        self.current: Cancel | None = None  # the call in flight, to withdraw on disconnect
+        self.progress_every = PROGRESS_EVERY
 
-    def call(self, name: str, arguments: object, client: dict[str, Any]) -> tuple[str, bool]:
-        """Run one tool call; the text for the client and whether it is an error."""
+    def call(
+        self, name: str, arguments: object, client: dict[str, Any], cancel: Cancel | None = None
+    ) -> tuple[str, bool]:
+        """Run one tool call; the text for the client and whether it is an error. A `cancel`
+        set meanwhile (the client gave up on the call) withdraws or stops it."""
         with self.lock:
-            session = self._open(client)
-            result = session.call(name, arguments)
-        failed = result.status in ("rejected", "denied") or not result.ok
+            self.current = cancel
+            try:
+                session = self._open(client)
+                result = session.call(name, arguments, cancel=cancel)
+            finally:
+                self.current = None
+                if cancel is not None:
+                    cancel.close()
+        failed = result.status in ("rejected", "denied", "cancelled") or not result.ok
         return result.for_model(), failed
 
     def _open(self, client: dict[str, Any]) -> Session:
@@ -93,7 +107,12 @@ class Gatekeeper:
                 self.session.event("run", mode="mcp", mcp_client=client)
         return self.session
 
-    def close(self) -> None:
+    def close(self, why: str = "the client disconnected") -> None:
+        """Withdraw or stop the call in flight (the client cannot see its result any more),
+        then close the session: the report is rendered with the call's outcome."""
+        current = self.current
+        if current is not None:
+            current.set("epistemic mcp", why)
         with self.lock:
             if self.session is not None:
                 self.session.close()
@@ -136,7 +155,16 @@ def build_server(keeper: Gatekeeper) -> Any:
     async def call_tool(ctx: Any, params: Any) -> Any:
         client = _client_of(ctx)
         arguments = params.arguments if params.arguments is not None else {}
-        text, failed = await anyio.to_thread.run_sync(keeper.call, params.name, arguments, client)
+        cancel = Cancel()
+        work = partial(keeper.call, params.name, arguments, client, cancel)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_keep_alive, ctx, keeper.progress_every)
+                text, failed = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+                group.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            cancel.set(client.get("name") or "the client", "the client cancelled the request")
+            raise
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
 
     return Server(
@@ -146,6 +174,19 @@ def build_server(keeper: Gatekeeper) -> Any:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+async def _keep_alive(ctx: Any, every: float) -> None:
+    """Progress notifications while a call waits for approval or runs, for clients that sent
+    a progress token (they may count them as signs of life instead of timing the call out)."""
+    import anyio
+
+    beats = 0
+    while True:
+        await anyio.sleep(every)
+        beats += 1
+        message = f"still working after {beats * every:g} s (an approval, or a command)"
+        await ctx.session.report_progress(beats, None, message)
 
 
 def serve(keeper: Gatekeeper) -> None:
@@ -179,6 +220,14 @@ def register(sub: Any) -> None:
     )
     workspace_option(p)
     policy_options(p)
+    p.add_argument(
+        "--progress-interval",
+        type=float,
+        default=PROGRESS_EVERY,
+        metavar="SECONDS",
+        help="seconds between progress notifications while a call waits or runs, for clients "
+        f"that ask for them (default {PROGRESS_EVERY:g})",
+    )
     p.set_defaults(handler=_cmd_mcp)
 
 
@@ -201,7 +250,10 @@ def _cmd_mcp(args: Any) -> int:
     problem = unmet(policy.require_confinement, confinement)
     if problem is not None:
         raise PolicyError(f"{policy.source}: {problem}")
+    if not args.progress_interval > 0:
+        raise UsageError("--progress-interval must be a positive number of seconds")
     keeper = Gatekeeper(directory, policy, args.approval_timeout, implicit=named is None)
+    keeper.progress_every = args.progress_interval
     print(f"epistemic mcp: serving {directory} (policy {policy.source})", file=sys.stderr)
     note = warning(confinement)
     if note is not None:

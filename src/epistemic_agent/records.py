@@ -103,7 +103,7 @@ class CallView:
     tool: str
     act: str | None
     mutating: bool | None
-    status: str  # ran | rejected | denied | unknown
+    status: str  # ran | rejected | denied | cancelled | unknown
     reason: str
     command: str
     rule: str | None = None
@@ -116,16 +116,22 @@ class CallView:
     enforcement: str | None = None
     observed: dict[str, Any] | None = None
     approval: dict[str, Any] | None = None  # decision, by, channel, rule, comment, t
+    asked: bool = False  # the policy asked a human about it
 
     @property
     def label(self) -> str:
-        """ok / FAILED / REJECTED / outcome unknown, as the report prints it."""
+        """ok / FAILED / REJECTED / DENIED / CANCELLED, or for a call without an outcome yet
+        `waiting for approval` or `running: no outcome yet`, as the report prints it."""
         if self.status == "rejected":
             return "REJECTED"
         if self.status == "denied":
             return "DENIED"
+        if self.status == "cancelled":
+            return "CANCELLED"
         if self.status == "unknown":
-            return "outcome unknown"
+            if self.asked and self.approval is None:
+                return "waiting for approval"
+            return "running: no outcome yet"
         return "ok" if self.ok else "FAILED"
 
     def to_json(self) -> dict[str, Any]:
@@ -147,6 +153,7 @@ class CallView:
             "enforcement": self.enforcement,
             "observed": self.observed,
             "approval": self.approval,
+            "asked": self.asked,
         }
 
     @classmethod
@@ -163,6 +170,8 @@ class CallView:
 
     def apply_outcome(self, record: Record) -> None:
         self.status = "denied" if record.get("denied") is True else "ran"
+        if record.get("cancelled") is True:
+            self.status = "cancelled"
         self.ok = bool(record.get("ok"))
         code = record.get("returncode")
         self.returncode = code if isinstance(code, int) else None
@@ -177,6 +186,7 @@ class CallView:
 
 _VIEW_FIELDS = (
     "approval",
+    "asked",
     "flags",
     "enforcement",
     "observed",
@@ -222,6 +232,7 @@ def view_of(record: Record) -> CallView | None:
         rule=_text(record.get("rule")) if kind == "rejected" else None,
         message=_text(record.get("message")) if kind == "rejected" else None,
         t=str(record.get("t", "")),
+        asked=isinstance(policy := record.get("policy"), dict) and policy.get("decision") == "ask",
     )
 
 

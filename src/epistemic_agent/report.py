@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 from . import render, render_spend
-from .fsutil import atomic_write, exchange_write
+from .fsutil import atomic_write, exchange_write, written_at
 from .history import History
 from .journal import JournalError, Position, Record, follow
 from .layout import PAGES_DIR, RECORD_DIR, Layout
@@ -110,6 +111,7 @@ class Report:
         self._stale_pages: set[int] = set()
         self._checkpoint_due: str | None = None
         self.history = History(str(layout.workspace))
+        self._spare_turn: int | None = None
 
     def reset(self) -> None:
         self.__init__(self.layout, self.page_size)  # type: ignore[misc]
@@ -233,7 +235,7 @@ class Report:
         for page in sorted(self._stale_pages):
             self._rerender_page(page, position)
         self._stale_pages.clear()
-        exchange_write(self.layout.report, _encode(self.render(position)), self.layout.spare)
+        exchange_write(self.layout.report, _encode(self.render(position)), self._next_spare())
         if self._dead_page_due and len(self.totals.dead_ends) > DEAD_ENDS_SHOWN:
             items = [self._dead_end_text(seq) for seq in sorted(self.totals.dead_ends)]
             atomic_write(
@@ -243,6 +245,17 @@ class Report:
         if self._checkpoint_due is not None:
             atomic_write(self.layout.checkpoint, self._checkpoint_due.encode("ascii"))
             self._checkpoint_due = None
+
+    def _next_spare(self) -> Path:
+        """The spares take turns, so the file a swap displaces is reused only a whole write
+        later: a reader that opened the report has that long to read it before it changes.
+        A new process starts with the spare written longest ago."""
+        if self._spare_turn is None:
+            ages = [written_at(path) for path in self.layout.spares]
+            self._spare_turn = ages.index(min(ages))
+        spare = self.layout.spares[self._spare_turn]
+        self._spare_turn = 1 - self._spare_turn
+        return spare
 
     def render(self, position: Position) -> str:
         totals = self.totals

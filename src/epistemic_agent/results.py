@@ -35,8 +35,9 @@ class Settings:
 
 @struct(frozen=False)
 class CallResult:
-    """What one call came to. `status` is "ran", "rejected" (by the gate or a policy rule) or
-    "denied" (by the human asked to approve it, or an approval timeout)."""
+    """What one call came to. `status` is "ran", "rejected" (by the gate or a policy rule),
+    "denied" (by the human asked to approve it, or an approval timeout) or "cancelled" (the
+    caller gave up on it: withdrawn before it ran, or stopped while it ran)."""
 
     status: str
     seq: int
@@ -79,6 +80,8 @@ class CallResult:
             return f"REJECTED {self.rule}: {self.message}"
         if self.status == "denied":
             return f"DENIED: {self.message}"
+        if self.status == "cancelled":
+            return f"CANCELLED: {self.message}"
         if self.tool != "bash":
             return self.stdout if self.ok else f"ERROR: {self.outcome}"
         body: dict[str, Any] = {

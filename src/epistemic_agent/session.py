@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .approval import Approver
+    from .cancel import Cancel
     from .policy import Decision, Policy
     from .reaper import Reaper
 
@@ -131,7 +132,7 @@ class Session(PolicyCalls):
 
     def _confinement(self, session_id: str) -> Confinement:
         assert self.policy is not None
-        guarded = [self.layout.report, self.layout.spare]
+        guarded = [self.layout.report, *self.layout.spares]
         if not self.policy.source.startswith("preset:"):
             guarded.append(Path(self.policy.source).resolve())
         return Confinement(
@@ -243,8 +244,15 @@ class Session(PolicyCalls):
             "str_replace_edit", {"path": path, "old": old, "new": new, "reason": reason}
         )
 
-    def call(self, tool: object, args: object, on_output: OutputSink | None = None) -> CallResult:
-        """Gate, journal and run one call exactly as a model would send it."""
+    def call(
+        self,
+        tool: object,
+        args: object,
+        on_output: OutputSink | None = None,
+        cancel: Cancel | None = None,
+    ) -> CallResult:
+        """Gate, journal and run one call exactly as a model would send it. A `cancel` set
+        from another thread withdraws its approval request, or stops its command."""
         verdict = check(tool, args, self.gate)
         effect = None
         if isinstance(verdict, Call) and verdict.path is not None:
@@ -276,11 +284,15 @@ class Session(PolicyCalls):
             self._publish()
         try:
             if decision.decision == "ask":
-                answer = self._ask(seq, verdict, effect, decision)
+                answer = self._ask(seq, verdict, effect, decision, cancel)
+                if answer.decision == "cancelled":
+                    return self._cancelled(seq, verdict, answer.comment, answer.by, False)
                 if not answer.approved:
                     return self._denied(seq, verdict, decision, answer)
+            if cancel is not None and cancel.is_set():
+                return self._cancelled(seq, verdict, cancel.describe(), cancel.by, False)
             if verdict.tool == "bash":
-                return self._run_bash(seq, verdict, effect, on_output)
+                return self._run_bash(seq, verdict, effect, on_output, cancel)
             return self._run_file_tool(seq, verdict)
         except BaseException:
             if self._last_outcome == seq:  # recorded already; the caller's sink failed after
@@ -326,7 +338,12 @@ class Session(PolicyCalls):
     # -- internals -------------------------------------------------------------------------
 
     def _run_bash(
-        self, seq: int, call: Call, effect: Effect | None, on_output: OutputSink | None
+        self,
+        seq: int,
+        call: Call,
+        effect: Effect | None,
+        on_output: OutputSink | None,
+        cancel: Cancel | None = None,
     ) -> CallResult:
         assert call.command is not None
         assert call.act is not None
@@ -349,6 +366,7 @@ class Session(PolicyCalls):
                 on_slow=self._publish_in_flight,
                 capture=self._capture,
                 reaper=self._reaper(),
+                cancel=cancel,
             )
         except ConfinementError as error:
             for watcher in (observer, *outside.values()):
@@ -377,6 +395,8 @@ class Session(PolicyCalls):
             call, effect, changes, enforcement, done.returncode, stderr, self.report.history
         )
         outcome = _summarise(done, stdout, stderr, self.settings.timeout)
+        if done.cancelled and cancel is not None:
+            outcome = f"{cancel.describe()}; the command was stopped while it ran"
         extra: dict[str, Any] = {
             "returncode": done.returncode,
             "timed_out": done.timed_out,
@@ -401,15 +421,19 @@ class Session(PolicyCalls):
             extra["flags"] = raised
         if redacted:
             extra["redacted"] = redacted
+        if done.cancelled and cancel is not None:
+            ok = False
+            extra.update(cancelled=True, cancelled_by=cancel.by)
         self._record(outcome_record(seq, ok, outcome, done.duration, evidence, **extra))
         self._after(seq, call, raised, outcome)
         if sink_error is not None:
             raise sink_error
         return CallResult(
-            "ran",
+            "cancelled" if done.cancelled else "ran",
             seq,
             "bash",
             call.act,
+            message=outcome if done.cancelled else None,
             returncode=done.returncode,
             ok=ok,
             stdout=stdout,
@@ -550,13 +574,14 @@ class Session(PolicyCalls):
 
     def _publish(self) -> None:
         """Re-render the report and move the head anchor (caller holds the journal lock).
-        The report's spare stays in place: acts see both read-only (confine.py), so the swap
-        that replaces the report never leaves a writable one in their view."""
+        The report's spares stay in place: acts see all three read-only (confine.py), so the
+        swap that replaces the report never leaves a writable one in their view."""
         position = self.journal.position
         self.report.write(position)
         self.journal.write_anchor()
-        if not self.layout.spare.exists():
-            self.layout.spare.touch()
+        for spare in self.layout.spares:
+            if not spare.exists():
+                spare.touch()
 
     def _git_head(self) -> str | None:
         """`git rev-parse HEAD`, confined like an observation: the workspace's git config and

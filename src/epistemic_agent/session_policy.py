@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .approval import Answer
+    from .cancel import Cancel
     from .effects import Effect
     from .guard import Guard
     from .journal import JournalWriter
@@ -52,13 +53,24 @@ class PolicyCalls:
         message = f"the policy denies this call (rule {rule}): {decision.message}"
         return self.reject(Rejected("policy", message, call.tool, call.act, call.args), decision)
 
-    def _ask(self, seq: int, call: Call, effect: Effect | None, decision: Decision) -> Answer:
-        """A human decides; the decision is journaled (durably) before anything runs."""
+    def _ask(
+        self,
+        seq: int,
+        call: Call,
+        effect: Effect | None,
+        decision: Decision,
+        cancel: Cancel | None = None,
+    ) -> Answer:
+        """A human decides; the decision is journaled (durably) before anything runs. A call
+        cancelled while it waits gets no approval record: nobody decided."""
         import time as clock
 
         request = self.guard.request(seq, self.session_id, call, effect, decision)
         started = clock.monotonic()
-        answer = self.guard.approver().ask(request)
+        approver = self.guard.approver()
+        answer = approver.ask(request, cancel) if cancel is not None else approver.ask(request)
+        if answer.decision == "cancelled":
+            return answer
         record: Record = {
             "kind": "approval",
             "seq": seq,
@@ -97,6 +109,13 @@ class PolicyCalls:
             message=message,
         )
         return CallResult("denied", seq, call.tool, call.act, decision.rule, message)
+
+    def _cancelled(self, seq: int, call: Call, why: str, by: str | None, ran: bool) -> CallResult:
+        """The caller gave up on the call before it ran: it never will."""
+        outcome = f"{why}; the call did not run"
+        extra = {"cancelled": True, "cancelled_by": by, "act": call.act}
+        self._record(outcome_record(seq, False, outcome, 0.0, {}, **extra))
+        return CallResult("cancelled", seq, call.tool, call.act, None, outcome)
 
     def _alert(self, event: str, seq: int, call: Record, **fields: Any) -> None:
         """Fire the hooks on an event, and journal that they fired."""
