@@ -116,14 +116,15 @@ async def test_a_client_timeout_withdraws_the_waiting_call_for_good(ws: Path) ->
 
 async def test_a_client_timeout_stops_a_running_command(ws: Path) -> None:
     async with connect(ws) as session:
+        await session.call_tool("bash", {"command": "ls", "type": "collect-info", "reason": LOOK})
         started = time.monotonic()
         with pytest.raises(Exception):  # noqa: B017
             await session.call_tool(
                 "bash",
                 {"command": "sleep 30; touch late.txt", "type": "change-state", "reason": CHANGE},
-                read_timeout_seconds=1.0,
+                read_timeout_seconds=2.0,
             )
-        done = await anyio.to_thread.run_sync(lambda: eventually(lambda: outcome_of(ws, 1), "it"))
+        done = await anyio.to_thread.run_sync(lambda: eventually(lambda: outcome_of(ws, 2), "it"))
     assert time.monotonic() - started < 15
     assert done["cancelled"] is True and "stopped while it ran" in done["outcome"]
     assert not (ws / "late.txt").exists()
@@ -137,6 +138,7 @@ async def test_progress_notifications_keep_a_waiting_call_alive(ws: Path) -> Non
         beats.append(value)
 
     async with connect(ws, "--progress-interval", "0.3") as session:
+        await session.call_tool("bash", {"command": "ls", "type": "collect-info", "reason": LOOK})
         with pytest.raises(Exception):  # noqa: B017
             await session.call_tool(
                 "bash",

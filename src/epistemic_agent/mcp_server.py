@@ -189,15 +189,63 @@ async def _keep_alive(ctx: Any, every: float) -> None:
         await ctx.session.report_progress(beats, None, message)
 
 
-def serve(keeper: Gatekeeper) -> None:
-    """Serve over stdio until the client closes the connection."""
-    import anyio
-    from mcp.server.stdio import stdio_server
+def handshake_answers() -> dict[str, Any]:
+    """What the front answers before the SDK is ready: exactly what the SDK would say."""
+    from .mcp_front import negotiated
 
-    server = build_server(keeper)
+    def initialize(params: Any) -> dict[str, Any]:
+        requested = params.get("protocolVersion") if isinstance(params, dict) else None
+        return {
+            "capabilities": {"tools": {"listChanged": False}},
+            "instructions": instructions(),
+            "protocolVersion": negotiated(requested),
+            "serverInfo": {"name": SERVER_NAME, "version": __version__},
+        }
+
+    def list_tools(params: Any) -> dict[str, Any]:
+        return {"tools": [_tool_json(spec) for spec in TOOL_SPECS]}
+
+    return {"initialize": initialize, "tools/list": list_tools}
+
+
+def _tool_json(spec: Any) -> dict[str, Any]:
+    hints = ANNOTATIONS[spec.name]
+    return {
+        "annotations": {
+            "destructiveHint": hints["destructive"],
+            "idempotentHint": hints["idempotent"],
+            "openWorldHint": hints["open_world"],
+            "readOnlyHint": hints["read_only"],
+            "title": spec.name,
+        },
+        "description": spec.description,
+        "inputSchema": spec.parameters,
+        "name": spec.name,
+    }
+
+
+def serve(keeper: Gatekeeper) -> None:
+    """Serve over stdio until the client closes the connection: the front answers the
+    handshake at once (mcp_front.py) while the SDK loads, then the SDK serves the rest."""
+    from .mcp_front import Front, divert_stdout
+
+    wire = divert_stdout()
+    ready = threading.Event()
+    loaded: dict[str, Any] = {}
+    threading.Thread(target=_load_sdk, args=(keeper, loaded, ready), daemon=True).start()
+    front = Front(0, wire, handshake_answers())
+    front.until(ready)
+    ready.wait()
+    if "error" in loaded:
+        raise loaded["error"]
+    anyio, stdio_server, server = loaded["anyio"], loaded["stdio_server"], loaded["server"]
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        streams = {
+            "stdin": anyio.wrap_file(front.reader()),
+            "stdout": anyio.wrap_file(front.writer()),
+        }
+        async with stdio_server(**streams) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     try:
@@ -205,6 +253,19 @@ def serve(keeper: Gatekeeper) -> None:
     finally:
         keeper.close()
         print("epistemic mcp: connection closed; the session is journaled", file=sys.stderr)
+
+
+def _load_sdk(keeper: Gatekeeper, loaded: dict[str, Any], ready: threading.Event) -> None:
+    """Import the SDK and build the server (in a thread, while the front answers)."""
+    try:
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        loaded.update(anyio=anyio, stdio_server=stdio_server, server=build_server(keeper))
+    except BaseException as error:  # reported by the main thread
+        loaded["error"] = error
+    finally:
+        ready.set()
 
 
 def register(sub: Any) -> None:

@@ -1,0 +1,164 @@
+"""The MCP handshake, answered before the SDK has loaded.
+
+Importing the `mcp` SDK costs about a second here, and some clients give a server about that
+long to start before they begin without its tools. So `epistemic mcp` starts loading the SDK
+in a thread at once, and meanwhile this front reads the client's first messages itself: it
+answers `initialize` and `tools/list` with exactly what the SDK's server would say (the tests
+compare the two), and keeps every byte it read. When the SDK is ready, it is handed the same
+stream from the start (the front's replies to those requests are already on the wire, so the
+SDK's own replies to the same ids are dropped) and serves the rest of the connection.
+
+Only messages that arrive before the SDK is ready are answered here; anything the front does
+not recognise simply waits for the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import threading
+from collections.abc import Callable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: The protocol revisions the SDK (mcp 2.3) negotiates through `initialize`, oldest first;
+#: tests/test_mcp_front.py checks them against `mcp_types.version`.
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+POLL = 0.02  # seconds between looks at whether the SDK is ready
+LINE_CAP = 4 << 20  # a first message longer than this is left to the SDK to refuse
+
+
+def negotiated(requested: object) -> str:
+    """The version the server answers with: the client's, when it is one it speaks."""
+    if isinstance(requested, str) and requested in HANDSHAKE_VERSIONS:
+        return requested
+    return HANDSHAKE_VERSIONS[-1]
+
+
+class Front:
+    """Reads and answers the handshake on `infd` until `ready` is set (or input ends)."""
+
+    def __init__(self, infd: int, wire: int, answers: dict[str, Callable[[Any], Any]]) -> None:
+        self.infd, self.wire, self.answers = infd, wire, answers
+        self.read = b""  # everything read so far: the SDK is given it from the start
+        self.answered: set[object] = set()  # request ids whose replies are on the wire
+        self.ended = False
+        self._consumed = 0
+
+    def until(self, ready: threading.Event) -> None:
+        while not ready.is_set() and not self.ended:
+            chosen, _, _ = select.select([self.infd], [], [], POLL)
+            if chosen:
+                self._take(os.read(self.infd, 1 << 16))
+
+    def _take(self, chunk: bytes) -> None:
+        if not chunk:
+            self.ended = True
+            return
+        self.read += chunk
+        while (end := self.read.find(b"\n", self._consumed)) != -1:
+            line = self.read[self._consumed : end]
+            self._consumed = end + 1
+            self._answer(line)
+
+    def _answer(self, line: bytes) -> None:
+        if len(line) > LINE_CAP:
+            return
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(message, dict) or "id" not in message:
+            return
+        answer = self.answers.get(str(message.get("method")))
+        if answer is None or message["id"] in self.answered:
+            return
+        result = answer(message.get("params"))
+        self.answered.add(message["id"])
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        _write_all(self.wire, (json.dumps(reply, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    def reader(self) -> Replay:
+        """The whole input stream, from its first byte, for the SDK."""
+        return Replay(self.read, self.infd, self.ended)
+
+    def writer(self) -> Wire:
+        """The wire for the SDK, without its replies to what the front answered."""
+        return Wire(self.wire, self.answered)
+
+
+class Replay:
+    """Lines of text: first those the front read, then the rest of the input (a minimal
+    text file for `anyio.wrap_file`)."""
+
+    def __init__(self, head: bytes, fd: int, ended: bool) -> None:
+        self._buffer, self._fd, self._ended = head, fd, ended
+
+    def readline(self, size: int | None = -1) -> str:
+        while b"\n" not in self._buffer and not self._ended:
+            chunk = os.read(self._fd, 1 << 16)
+            self._ended = not chunk
+            self._buffer += chunk
+        line, sep, rest = self._buffer.partition(b"\n")
+        self._buffer = rest
+        return (line + sep).decode("utf-8", "replace")
+
+    def __iter__(self) -> Replay:
+        return self
+
+    def __next__(self) -> str:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
+class Wire:
+    """What the SDK writes, to the client, less the replies the front already sent (a
+    minimal text file for `anyio.wrap_file`)."""
+
+    def __init__(self, fd: int, answered: set[object]) -> None:
+        self._fd, self._answered, self._pending = fd, answered, ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        while "\n" in self._pending:
+            line, _, self._pending = self._pending.partition("\n")
+            if not self._already_answered(line):
+                _write_all(self._fd, (line + "\n").encode("utf-8"))
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+    def _already_answered(self, line: str) -> bool:
+        if not self._answered:
+            return False
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or "method" in message or "id" not in message:
+            return False
+        if message["id"] in self._answered:
+            self._answered.discard(message["id"])
+            return True
+        return False
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def divert_stdout() -> int:
+    """Keep the real stdout for protocol messages (returned), and point fd 1 at stderr, so a
+    stray print can never corrupt the wire."""
+    wire = os.dup(1)
+    os.set_inheritable(wire, False)
+    os.dup2(2, 1)
+    return wire

@@ -1,0 +1,108 @@
+"""The MCP handshake answered before the SDK loads: the same answers as the SDK's own, and
+a clean hand-over of the stream to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from typing import Any
+
+import anyio
+import mcp_types
+import pytest
+from mcp.shared.message import SessionMessage
+
+from epistemic_agent import mcp_front
+from epistemic_agent.mcp_server import Gatekeeper, build_server, handshake_answers
+from epistemic_agent.policy import preset
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"},
+    },
+}
+LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+
+def test_the_versions_are_the_sdks() -> None:
+    assert mcp_front.HANDSHAKE_VERSIONS == mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS
+    assert mcp_front.negotiated("2025-06-18") == "2025-06-18"
+    assert mcp_front.negotiated("1999-01-01") == mcp_types.version.LATEST_HANDSHAKE_VERSION
+    assert mcp_front.negotiated(None) == mcp_types.version.LATEST_HANDSHAKE_VERSION
+
+
+async def sdk_answers(requested: str, tmp: Any) -> list[dict[str, Any]]:
+    """What the SDK's own server replies to initialize and tools/list."""
+    keeper = Gatekeeper(tmp, preset("approve-none"), None)
+    server = build_server(keeper)
+    to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](8)
+    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](8)
+    initialize = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": requested}}
+    replies = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.run, server_in, server_out, server.create_initialization_options())
+        for message in (
+            initialize,
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            LIST,
+        ):
+            parsed = mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+            await to_server.send(SessionMessage(parsed))
+            if "id" in message:
+                reply = await from_server.receive()
+                replies.append(
+                    json.loads(reply.message.model_dump_json(by_alias=True, exclude_unset=True))
+                )
+        group.cancel_scope.cancel()
+    return replies
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("requested", ["2025-06-18", "2024-11-05", "2031-01-01"])
+async def test_the_front_says_what_the_sdk_says(tmp_path: Any, requested: str) -> None:
+    initialize, listed = await sdk_answers(requested, tmp_path)
+    answers = handshake_answers()
+    assert answers["initialize"]({"protocolVersion": requested}) == initialize["result"]
+    assert answers["tools/list"](None) == listed["result"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_the_front_answers_then_hands_the_whole_stream_over() -> None:
+    front_reads, client_writes = os.pipe()
+    client_reads, front_writes = os.pipe()
+    front = mcp_front.Front(front_reads, front_writes, handshake_answers())
+    ready = threading.Event()
+    worker = threading.Thread(target=front.until, args=(ready,))
+    worker.start()
+    lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, LIST]
+    os.write(client_writes, "".join(json.dumps(m) + "\n" for m in lines).encode())
+    received = b""
+    while received.count(b"\n") < 2:  # the answers to initialize and tools/list, at once
+        received += os.read(client_reads, 1 << 20)
+    first, second = (json.loads(line) for line in received.splitlines())
+    assert first["id"] == 1 and first["result"]["serverInfo"]["name"] == "epistemic"
+    assert second["id"] == 2 and next(t["name"] for t in second["result"]["tools"]) == "bash"
+    ready.set()  # the SDK is loaded: it reads from the first byte
+    worker.join(timeout=10)
+    replay = front.reader()
+    assert [json.loads(replay.readline()) for _ in lines] == lines
+    wire = front.writer()
+    for number in (1, 2, 3):  # the SDK's replies: two were answered already
+        wire.write(json.dumps({"jsonrpc": "2.0", "id": number, "result": {}}) + "\n")
+    os.close(front_writes)
+    rest = b""
+    while chunk := os.read(client_reads, 1 << 20):
+        rest += chunk
+    assert [json.loads(line)["id"] for line in rest.splitlines()] == [3]
+    for fd in (front_reads, client_writes, client_reads):
+        os.close(fd)
