@@ -508,7 +508,7 @@ SED_AWK = [
     U("sed 1e f"),
     U("sed 's/a/b/e' f"),
     U("sed -f script.sed f"),
-    U('sed "$SCRIPT" f'),
+    M('sed "$SCRIPT" f', dyn=True),  # $SCRIPT may be `-es/x/y/w out`
     R("awk '{print $1}' f"),
     R("awk -F: '{print $1}' /etc/passwd"),
     R("awk '$1 > 5 {print}' f"),
@@ -646,7 +646,7 @@ GIT = [
     M("git hash-object -w f", dyn=True),
     M("git update-index --assume-unchanged f", dyn=True),
     U("git frob"),
-    U("git $SUB"),
+    M("git $SUB", dyn=True),  # $SUB may be `rm -rf .`
 ]
 
 PACKAGES = [
