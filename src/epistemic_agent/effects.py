@@ -63,8 +63,13 @@ Known limits
       redirections and `time time ...` do not parse in tree-sitter-bash 0.25: unknown.
     - sed and awk programs are scanned, not interpreted; an unrecognised sed command makes
       the result unknown. awk `>` counts as a redirection only inside print/printf.
-    - option tables are curated: an unlisted option taking a value may shift positionals
-      (a value taken for a path). Commands fed by xargs or fd -x have unknown arguments.
+    - each program's options are read by its grammar (effects_options, docs/classifier.md):
+      values consumed as the program consumes them, every spelling of a writing option seen;
+      doubt (an unlisted option, an ambiguous prefix, a word known only at run time that may
+      be an option) errs toward writes. Commands fed by xargs or fd -x get a word appended
+      that may be anything, options included.
+    - an assignment to a variable that makes programs load code (LD_PRELOAD, BASH_ENV,
+      GIT_EXTERNAL_DIFF...) makes the command unknown; PATH is not followed.
     - `python -c` is read-only only for imports of sys/platform/math and expressions calling
       pure builtins; everything else (and node -e, perl -e, ruby -e, php -r) is unknown.
     - nested strings (bash -c, eval, find -exec sh -c) are followed 8 levels deep at most;
@@ -85,7 +90,7 @@ if TYPE_CHECKING:
 
     from tree_sitter import Node, Parser
 
-    from .effects_programs import Cmd, Findings, Word, norm, program, shorten
+    from .effects_programs import Cmd, Findings, Word, environment, norm, program, shorten
     from .effects_words import word as _word
 
 __all__ = ["MUTATING", "READ_ONLY", "UNKNOWN", "Effect", "classify"]
@@ -99,13 +104,13 @@ _LOCK = _thread.allocate_lock()
 
 def _load() -> Parser:
     """Import tree_sitter and the program tables on first use: they cost start-up time."""
-    global _PARSER, Cmd, Findings, Word, norm, program, shorten, _word
+    global _PARSER, Cmd, Findings, Word, environment, norm, program, shorten, _word
     with _LOCK:
         if _PARSER is None:
             import tree_sitter
             import tree_sitter_bash
 
-            from .effects_programs import Cmd, Findings, Word, norm, program, shorten
+            from .effects_programs import Cmd, Findings, Word, environment, norm, program, shorten
             from .effects_words import word as _word
 
             _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
@@ -304,6 +309,15 @@ class _Walker:
         self.sequence(node, (None,))  # later iterations start somewhere else
         return (None,)
 
+    def assignment(self, node: Node, loc: Loc) -> Loc:
+        """`X=1 cmd`, `export X=1`: a variable that makes programs load code is a doubt."""
+        name = node.child_by_field_name("name")
+        if name is not None:
+            environment(self.out, _text(name, self.src), shorten(_text(node, self.src)))
+        for child in node.named_children:
+            self.stmt(child, loc)
+        return loc
+
     def function(self, node: Node, loc: Loc) -> Loc:
         name = node.child_by_field_name("name")
         if name is not None:
@@ -393,6 +407,7 @@ _METHODS: dict[str, Callable[[_Walker, Node, Loc], Loc]] = {
     "for_statement": _Walker.loop,
     "c_style_for_statement": _Walker.loop,
     "function_definition": _Walker.function,
+    "variable_assignment": _Walker.assignment,
     "redirected_statement": _Walker.redirected,
     "command": _Walker.command,
 }

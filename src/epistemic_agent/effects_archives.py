@@ -57,7 +57,7 @@ def _tar(c: Cmd) -> None:
     ):
         c.unknown("runs a command it is given: effect unknown")
     remote = archive is not None and _REMOTE.match(archive.value or "")
-    if remote and not o.has("--force-local"):
+    if remote and not o.sure("--force-local"):
         c.unknown("reaches a remote archive over rsh: effect unknown")
     c.write(o.get("-g", "--listed-incremental", "--index-file", "--volno-file"))
     if o.has("-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate"):
@@ -69,7 +69,7 @@ def _tar(c: Cmd) -> None:
     elif o.has("-x", "--extract", "--get"):
         if o.has("-P", "--absolute-names"):
             c.write([Word("(the absolute paths in the archive)", None)], "extracts")
-        if not o.has("-O", "--to-stdout"):
+        if not o.sure("-O", "--to-stdout"):
             c.write([o.last("-C", "--directory") or lit(".")], "extracts files into")
     elif not o.has("-t", "--list", "-d", "--diff", "--compare", "--help", "--version"):
         c.unknown("has no recognised operation: effect unknown")
@@ -87,7 +87,7 @@ _UNZIP = grammar(
 @handles("unzip")
 def _unzip(c: Cmd) -> None:
     o = options(c, _UNZIP)
-    if not o.has("-l", "-t", "-v", "-z", "-Z", "-p", "-c") and o.pos:
+    if not o.sure("-l", "-t", "-v", "-z", "-Z", "-p", "-c") and o.pos:
         c.write([o.last("-d") or lit(".")], "extracts files into")
         if o.has("-:"):
             c.write([Word("(paths in the archive that leave it)", None)], "extracts")
@@ -166,11 +166,11 @@ for _names, _short, _long, _abbrev, _suffixes in (
 def _compress(c: Cmd) -> None:
     suffix, unpack, g = _COMPRESSORS[c.name]
     o = options(c, g)
-    if o.has("-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list"):
+    if o.sure("-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list"):
         return
     files = [word for word in o.pos if word.value != "-"]
     unpack = unpack or o.has("-d", "--decompress", "--uncompress")
-    keep = o.has("-k", "--keep") or (c.name.endswith("zstd") and not o.has("--rm"))
+    keep = o.sure("-k", "--keep") or (c.name.endswith("zstd") and not o.has("--rm"))
     if o.has("-o", "--output-dir-flat", "--output-dir-mirror"):
         c.write(o.get("-o", "--output-dir-flat", "--output-dir-mirror"))
     elif o.has("-r", "--recursive"):

@@ -23,6 +23,7 @@ _AWK = grammar(
     "rewrites the file operands; -o/-p/-d write awkprof.out or awkvars.out (or their "
     "attached file); -W X is --X (mawk); the program's print/printf redirections write and "
     "its pipes and system() run commands",
+    complete=True,
     stop=True,
 )
 _INPLACE = re.compile(r'@include\s+"(?:[^"]*/)?inplace(?:\.awk)?"')
@@ -52,7 +53,7 @@ def _awk(c: Cmd) -> None:
             c.write([value or lit(_WRITES[name])])
     if set(includes) - {"inplace", "inplace.awk"} or o.has("-l", "--load"):
         c.unknown("loads an awk library or extension: effect unknown")
-    if o.has("-S", "--sandbox"):
+    if o.sure("-S", "--sandbox"):
         return
     if from_file:
         c.unknown("runs an awk program file: effect unknown")

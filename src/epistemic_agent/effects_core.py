@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from .effects_model import MUTATING, UNKNOWN
-from .structs import struct
+from .structs import field, struct
 
 MAX_PART = 60
 
@@ -38,6 +38,10 @@ def lit(text: str) -> Word:
 def dyn(word: Word, lead: str = "") -> Word:
     """The word with its value known only at run time (`{}` of find and xargs)."""
     return Word(word.raw, None, lead=lead)
+
+
+#: What xargs appends to the command it runs.
+RUN_TIME = Word("(words read at run time)", None, split=True)
 
 
 def maybe_option(word: Word) -> bool:
@@ -96,6 +100,7 @@ class Findings:
         self.deletes: list[str] = []
         self.reasons: list[str] = []
         self.dynamic = False
+        self.changes = 0  # mutating findings so far
         self.mutating = False
         self.unknown = False
         self.functions: set[str] = set()
@@ -109,6 +114,7 @@ class Findings:
         deletes: Iterable[str] = (),
         dynamic: bool = False,
     ) -> None:
+        self.changes += cls == MUTATING
         self.mutating |= cls == MUTATING
         self.unknown |= cls == UNKNOWN
         self.dynamic |= dynamic
@@ -126,7 +132,7 @@ class Cmd:
     cwd: str | None
     part: str  # the text named in reasons
     out: Findings
-    fed: bool = False  # xargs (fd -x...) appends arguments known only at run time
+    doubts: list[str] = field(default_factory=list)  # words that may be options that write
 
     def write(self, words: Iterable[Word], verb: str = "writes") -> None:
         self._files(words, verb, deleting=False)
@@ -145,8 +151,6 @@ class Cmd:
                 shown.append(f"{word.raw} (not known statically)")
             elif deleting or not _HARMLESS.fullmatch(path):
                 known.append(path)
-        if self.fed:
-            shown.append("paths supplied at run time")
         if not known and not shown:
             return
         text = f"`{self.part}` {verb} {', '.join(known + shown)}"
@@ -167,11 +171,13 @@ class Cmd:
         argv: Sequence[Word],
         chdir: Word | None = None,
         lose_cwd: bool = False,
-        fed: bool | None = None,
+        fed: bool = False,
     ) -> None:
-        """Classify a command this one runs (wrappers, xargs, find -exec)."""
-        argv = list(argv)
+        """Classify a command this one runs (wrappers, xargs, find -exec). `fed`: xargs (or
+        fd -x) appends words read at run time, which may be options as well as operands."""
+        argv = [*argv, RUN_TIME] if fed else list(argv)
         while argv and ASSIGNMENT.match(argv[0].raw):
+            environment(self.out, argv[0].raw.partition("=")[0], self.part)
             argv.pop(0)  # `time X=1 cmd`, `sudo X=1 cmd`
         if not argv:
             return
@@ -182,14 +188,30 @@ class Cmd:
             )
             return
         cwd = None if lose_cwd else (norm(chdir, self.cwd) if chdir is not None else self.cwd)
-        fed = self.fed if fed is None else fed
-        dispatch(Cmd(program(name), list(argv[1:]), cwd, self.part, self.out, fed))
+        dispatch(Cmd(program(name), list(argv[1:]), cwd, self.part, self.out))
 
     def script(self, text: str | None, what: str = "runs a command string") -> None:
         if text is None:
             self.unknown(f"{what} that is not known statically: effect unknown")
         else:
             self.out.script(text, self.cwd, self.part)
+
+
+#: Variables that make the programs a command runs load or run code of the caller's choosing.
+LOADS_CODE = words(
+    """LD_PRELOAD LD_AUDIT LD_LIBRARY_PATH BASH_ENV ENV PYTHONPATH PYTHONSTARTUP PYTHONHOME
+    PERL5OPT PERL5LIB PERLLIB RUBYOPT RUBYLIB NODE_OPTIONS GIT_EXTERNAL_DIFF GIT_SSH
+    GIT_SSH_COMMAND GIT_EXEC_PATH GIT_ASKPASS GIT_CONFIG GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM
+    GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT LESSOPEN LESSCLOSE"""
+)
+
+
+def environment(out: Findings, name: str, part: str) -> None:
+    """An assignment (`X=1 cmd`, `export X=1`, `env X=1 cmd`) to a variable that loads code."""
+    if name in LOADS_CODE:
+        out.add(
+            UNKNOWN, f"`{part}` sets {name}, which makes programs run other code: effect unknown"
+        )
 
 
 Handler = Callable[[Cmd], None]
@@ -219,4 +241,17 @@ def dispatch(cmd: Cmd) -> None:
         if name in READ_ONLY_PROGRAMS:
             return
         handler = next((h for form, h in PATTERNS if form.fullmatch(name)), FALLBACK[0])
+    before = cmd.out.changes
     handler(cmd)
+    if cmd.doubts:
+        _doubt(cmd, cmd.out.changes > before)
+
+
+def _doubt(cmd: Cmd, writes: bool) -> None:
+    """Words that may be options which write: a program that wrote nothing else is classed as
+    writing (where is not known); one that writes anyway is also unknown (it may write more)."""
+    what = "; ".join(dict.fromkeys(cmd.doubts))
+    if writes:
+        cmd.unknown(f"may also write elsewhere: {what}: effect unknown")
+    else:
+        cmd.change(f"may write or run a program: {what}")

@@ -112,7 +112,7 @@ def _chmod(c: Cmd) -> None:
     verb = "changes the permissions of" if c.name == "chmod" else "changes the owner of"
     if o.has("--reference") or modes:
         c.write(pos, verb)
-    elif pos and (pos[0].split or c.fed):  # `chmod $ARGS`: which word is the mode?
+    elif pos and pos[0].split:  # `chmod $ARGS`: which word is the mode?
         c.write([dyn(w) for w in pos], verb)
     else:
         c.write(pos[1:], verb)
@@ -162,15 +162,14 @@ def _copy(c: Cmd) -> None:
         c.write(o.pos, "creates")
         return
     target = o.last("-t", "--target-directory")
-    if target is None and c.fed:
-        sources, dest = o.pos, None  # xargs appends the destination
-    elif target is None and len(o.pos) == 1 and o.pos[0].split:
+    dest: Word | None
+    if target is None and len(o.pos) == 1 and o.pos[0].split:
         sources, dest = o.pos, o.pos[0]  # `cp $ARGS`: the last of its words
     elif target is None:
         sources, dest = o.pos[:-1], (o.pos[-1] if len(o.pos) > 1 else None)
     else:
         sources, dest = o.pos, target
-    if dest is None and c.name == "ln" and len(o.pos) == 1 and not c.fed:
+    if dest is None and c.name == "ln" and len(o.pos) == 1:
         only = o.pos[0]
         dest = Word(only.raw, posixpath.basename(only.value) if only.value else None)
     if c.name == "mv":
@@ -202,7 +201,7 @@ _MKTEMP = grammar("mktemp", "dp:qtu", "directory dry-run quiet suffix: tmpdir::"
 @handles("mktemp")
 def _mktemp(c: Cmd) -> None:
     o = options(c, _MKTEMP)
-    if not o.has("-u", "--dry-run"):
+    if not o.sure("-u", "--dry-run"):
         kind = "directory" if o.has("-d", "--directory") else "file"
         c.change(f"creates a temporary {kind} under a generated name")
 
@@ -224,7 +223,7 @@ _PATCH = grammar(
 @handles("patch")
 def _patch(c: Cmd) -> None:
     o = options(c, _PATCH)
-    if o.has("--dry-run"):
+    if o.sure("--dry-run"):
         return
     directory = o.last("-d", "--directory")
     sub = replace(c, cwd=norm(directory, c.cwd)) if directory else c

@@ -34,12 +34,11 @@ _SAFE_CONFIG = re.compile(
     r"|(tag|branch)\.sort",
     re.I,
 )
-_DIFF_FAMILY = words(
-    """log show diff whatchanged diff-tree diff-index diff-files range-diff shortlog rev-list
-    blame annotate"""
-)
+_DIFF_NAMES = """log show diff whatchanged diff-tree diff-index diff-files range-diff shortlog
+    rev-list blame annotate""".split()
+_DIFF_FAMILY = frozenset(_DIFF_NAMES)
 _LOG = grammar(
-    (*sorted(f"git {name}" for name in _DIFF_FAMILY), "git stash show", "git reflog show"),
+    (*(f"git {name}" for name in _DIFF_NAMES), "git stash show", "git reflog show"),
     "n:L:G:S:O:I:U::M::C::B::l::X::",
     """output: format: pretty:: author: committer: grep: since: until: after: before:
     max-count: skip: date: decorate:: decorate-refs: decorate-refs-exclude: relative:: stat::
@@ -115,7 +114,7 @@ def _git(c: Cmd) -> None:
     elif sub in SUBS:
         grammar_, handler, dry = SUBS[sub]
         so = options(g, grammar_)
-        if not (dry and so.has(*dry)):
+        if not (dry and so.sure(*dry)):
             handler(g, so)
     elif sub in _NESTED:
         _nested(g, sub)

@@ -110,36 +110,39 @@ _BRANCH_LIST = words(
 
 @sub(
     "branch",
-    "u:t::",
+    "dDmMcCfralvqu:t::",
     """set-upstream-to: format: sort: contains: no-contains: merged: no-merged: points-at:
     column:: color:: abbrev:: track:: delete move copy force list all remotes unset-upstream
     edit-description show-current create-reflog verbose""",
+    risky=" ".join(sorted(_BRANCH_CHANGE)),
     note="-d/-D/-m/-M/-c/-C/-u/-f and their long forms change branches; an operand without "
     "a listing option creates one",
 )
 def _branch(g: Cmd, o: Opts) -> None:
     if o.has(*_BRANCH_CHANGE):
         g.change("changes branches")
-    elif o.pos and not o.has(*_BRANCH_LIST):
+    elif o.pos and not o.sure(*_BRANCH_LIST):
         g.change("creates a branch")
 
 
+_TAG_CREATE = words("-a --annotate -s --sign -m --message -F --file -f --force")
 _TAG_LIST = words("-l --list -v --verify --contains --no-contains --points-at --merged --no-merged")
 
 
 @sub(
     "tag",
-    "m:F:u:n::",
+    "dafslveim:F:u:n::",
     """message: file: local-user: contains: no-contains: points-at: merged: no-merged: sort:
     format: cleanup: column:: color:: trailer: delete list verify annotate sign force edit
     create-reflog""",
+    risky="-d --delete " + " ".join(sorted(_TAG_CREATE)),
 )
 def _tag(g: Cmd, o: Opts) -> None:
     if o.has("-d", "--delete"):
         g.change("deletes a tag")
-    elif o.has(*_TAG_LIST):
+    elif o.sure(*_TAG_LIST):
         return
-    elif o.pos or o.has("-a", "-s", "-m", "-F", "-f", "--annotate", "--sign", "--message"):
+    elif o.pos or o.has(*_TAG_CREATE):
         g.change("creates a tag")
 
 
@@ -157,6 +160,7 @@ _CONFIG_READ = words(
     """file: blob: type: default: comment: add unset unset-all replace-all rename-section
     remove-section edit get get-all get-regexp get-urlmatch list get-color get-colorbool global
     system local worktree null name-only includes show-origin show-scope fixed-value""",
+    risky=" ".join(sorted(_CONFIG_WRITE)),
 )
 def _config(g: Cmd, o: Opts) -> None:
     first = o.pos[0].value if o.pos else None
@@ -168,7 +172,7 @@ def _config(g: Cmd, o: Opts) -> None:
         "edit",
     ):
         g.change("changes git configuration")
-    elif o.has(*_CONFIG_READ) or first in ("get", "list") or len(o.pos) <= 1:
+    elif o.sure(*_CONFIG_READ) or first in ("get", "list") or len(o.pos) <= 1:
         return
     else:
         g.change("changes git configuration")
@@ -183,12 +187,12 @@ def _config(g: Cmd, o: Opts) -> None:
 )
 def _apply(g: Cmd, o: Opts) -> None:
     g.write(o.get("--build-fake-ancestor"))
-    if o.has("--check", "--stat", "--numstat", "--summary") and not o.has("--apply"):
+    if o.sure("--check", "--stat", "--numstat", "--summary") and not o.has("--apply"):
         return
     g.change("applies a patch to the index" if o.has("--cached") else "applies a patch")
 
 
-@sub("symbolic-ref", "m:", "delete short quiet no-recurse")
+@sub("symbolic-ref", "dqm:", "delete short quiet no-recurse", risky="-d --delete")
 def _symbolic_ref(g: Cmd, o: Opts) -> None:
     if o.has("-d", "--delete") or len(o.pos) > 1:
         g.change("changes a symbolic ref")
@@ -212,17 +216,18 @@ def _archive(g: Cmd, o: Opts) -> None:
     """output-directory: output: reroll-count: subject-prefix: in-reply-to: to: cc: from::
     base: signature: signature-file: suffix: start-number: interdiff: range-diff:
     creation-factor: add-header: thread:: stdout""",
+    risky="-o --output-directory --output",
 )
 def _format_patch(g: Cmd, o: Opts) -> None:
     if o.has("-o", "--output-directory"):
         g.write(o.get("-o", "--output-directory"))
     elif o.has("--output"):
         g.write(o.get("--output"))
-    elif not o.has("--stdout"):
+    elif not o.sure("--stdout"):
         g.change("writes patch files under generated names")
 
 
-@sub("hash-object", "t:", "path: stdin stdin-paths literally no-filters")
+@sub("hash-object", "wt:", "path: stdin stdin-paths literally no-filters", risky="-w")
 def _hash_object(g: Cmd, o: Opts) -> None:
     if o.has("-w"):
         g.change("writes objects to the repository")

@@ -100,13 +100,14 @@ def _python_call(func: object, imported: set[str]) -> bool:
 
 
 _JSON_TOOL = grammar(
-    "python -m json.tool",
-    "",
+    ("python -m json.tool",),
+    "h",
     "sort-keys json-lines indent: tab no-indent compact no-ensure-ascii",
     note="the second operand is written",
+    complete=True,
 )
 _VENV = grammar(
-    "python -m venv",
+    ("python -m venv",),
     "",
     """system-site-packages symlinks copies clear upgrade without-pip prompt: upgrade-deps
     without-scm-ignore-files""",

@@ -78,7 +78,8 @@ def _curl(c: Cmd) -> None:
     if o.has("-K", "--config"):
         c.unknown("reads options from a config file: effect unknown")
     folder = o.last("--output-dir")
-    c.write([_under(folder, w) for w in o.get("-o", "--output") if w.value != "-"])
+    outputs = [w for w in o.get("-o", "--output") if w.value != "-"]
+    c.write([w if w is folder else _under(folder, w) for w in outputs])
     c.write([w for w in o.get(*_CURL_FILES) if w.value not in ("-", "%")])
     for template in o.get("-w", "--write-out"):
         if template.value is None or template.value.startswith("@"):
@@ -127,7 +128,7 @@ def _wget(c: Cmd) -> None:
     documents = o.get("-O", "--output-document")
     if documents:
         c.write([w for w in documents if w.value != "-"])
-    elif not o.has("--spider"):
+    elif not o.sure("--spider"):
         c.change("saves the download under a name taken from the URL")
 
 
@@ -158,7 +159,7 @@ def _rsync(c: Cmd) -> None:
     if o.has("-e", "--rsh"):
         c.unknown("runs the remote shell command it is given: effect unknown")
     split = any(w.split for w in o.pos)
-    if o.has("-n", "--dry-run", "--list-only") or (len(o.pos) < 2 and not split):
+    if o.sure("-n", "--dry-run", "--list-only") or (len(o.pos) < 2 and not split):
         return
     _copy_to(c, o.pos[-1], o.pos[:-1])
     if o.has("--remove-source-files"):

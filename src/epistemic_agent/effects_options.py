@@ -65,8 +65,10 @@ def grammar(
     stop: bool = False,
     end: str = ";",
     note: str = "",
+    register: bool = True,
 ) -> Grammar:
-    """Declare the grammar of the programs `names` (space-separated, or a tuple: "git log")."""
+    """Declare the grammar of the programs `names` (space-separated, or a tuple: "git log");
+    `register`: list it in GRAMMARS (the documented tables)."""
     named = tuple(names.split()) if isinstance(names, str) else names
     longs = _longs(long + " help version")
     g = Grammar(
@@ -81,7 +83,7 @@ def grammar(
         end,
         note,
     )
-    for name in g.names:
+    for name in g.names if register else ():
         GRAMMARS[name] = g
     return g
 
@@ -121,9 +123,15 @@ class Opts:
     unknown: list[str] = field(default_factory=list)  # options the grammar does not know
     hidden: list[Word] = field(default_factory=list)  # words that may expand to options
     rest: dict[str, list[Word]] = field(default_factory=dict)  # the words of REST options
+    doubt: int | None = None  # the number of options seen before the first hidden word
 
     def has(self, *names: str) -> bool:
         return any(name in names for name, _ in self.flags)
+
+    def sure(self, *names: str) -> bool:
+        """An option that makes the program write less, given before any word that may be an
+        option taking it as its value (`git clean "$X" -n`: $X may be -e)."""
+        return any(name in names for name, _ in self.flags[: self.doubt])
 
     def get(self, *names: str) -> list[Word]:
         return [value for name, value in self.flags if name in names and value is not None]
@@ -246,6 +254,8 @@ def _dynamic(word: Word, args: Sequence[Word], i: int, g: Grammar, out: Opts) ->
             out.flags.append(("-" + letter, Word(word.raw, None)))
             return i, False
     out.hidden.append(word)
+    if out.doubt is None:
+        out.doubt = len(out.flags)
     return i, True
 
 
@@ -255,8 +265,7 @@ def options(c: Cmd, g: Grammar, args: Sequence[Word] | None = None) -> Opts:
     if o.unknown and g.complete:
         known = ", ".join(dict.fromkeys(o.unknown))
         c.unknown(f"has options the tables do not know ({known}): effect unknown")
-    if g.risky and (o.hidden or (c.fed and o.dashdash is None)):
-        what = ", ".join(w.raw for w in o.hidden) or "arguments supplied at run time"
-        such = ", ".join(g.risky[:3])
-        c.change(f"may write or run a program: {what} may expand to an option such as {such}")
+    if g.risky and o.hidden:
+        what = ", ".join(w.raw for w in o.hidden)
+        c.doubts.append(f"{what} may expand to an option such as {', '.join(g.risky[:3])}")
     return o

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .effects_core import HANDLERS, PATTERNS, VERSION_ARGS, Cmd, Word, words
+from .effects_core import HANDLERS, PATTERNS, VERSION_ARGS, Cmd, Word, maybe_option, words
 from .effects_model import MUTATING, READ_ONLY
 from .structs import struct
 
@@ -225,7 +225,9 @@ def _table(c: Cmd, t: Table) -> None:
         c.change(f"runs a subcommand that is not known statically, which may be one that {t.what}")
         return
     second = subs[1].value if len(subs) > 1 else None
-    if any(f"{first}:{w.value}" in t.flagged for w in c.args):
+    flagged = any(key.startswith(first + ":") for key in t.flagged)
+    hidden = flagged and any(maybe_option(w) for w in c.args)  # `go env "$X"`: $X may be -w
+    if hidden or any(f"{first}:{w.value}" in t.flagged for w in c.args):
         c.change(t.what)
         return
     for key in (f"{first}:{second}", first):

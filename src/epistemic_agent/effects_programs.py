@@ -35,9 +35,28 @@ from . import (  # noqa: F401 (imported to register their handlers)
     effects_tools,
     effects_wrappers,
 )
-from .effects_core import READ_ONLY_PROGRAMS, Cmd, Findings, Word, norm, program, shorten, words
+from .effects_core import (
+    READ_ONLY_PROGRAMS,
+    Cmd,
+    Findings,
+    Word,
+    environment,
+    norm,
+    program,
+    shorten,
+    words,
+)
 
-__all__ = ["READ_ONLY_PROGRAMS", "Cmd", "Findings", "Word", "norm", "program", "shorten"]
+__all__ = [
+    "READ_ONLY_PROGRAMS",
+    "Cmd",
+    "Findings",
+    "Word",
+    "environment",
+    "norm",
+    "program",
+    "shorten",
+]
 
 #: Programs that never change anything, whatever their arguments (their output may be
 #: redirected: the walker judges redirections). Shell builtins that only touch shell state too.

@@ -34,7 +34,7 @@ def _sed(c: Cmd) -> None:
         suffix = o.last("-i", "--in-place", "-I")
         if suffix is not None:
             c.write([_backup(w, suffix) for w in files])
-    if o.has("--sandbox"):
+    if o.sure("--sandbox"):
         return
     if o.has("-f", "--file"):
         c.unknown("runs a sed script file: effect unknown")

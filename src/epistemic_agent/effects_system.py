@@ -61,7 +61,7 @@ _CRONTAB = grammar(
 def _system_setting(c: Cmd) -> None:
     if c.name == "crontab":
         o = options(c, _CRONTAB)
-        if o.has("-e", "-r") or not o.has("-l", "-T", "-V", "-c"):
+        if o.has("-e", "-r") or not o.sure("-l", "-T", "-V", "-c"):
             c.change("changes the crontab", dynamic=False)
     elif c.name == "hostname":
         o = options(c, _HOSTNAME)

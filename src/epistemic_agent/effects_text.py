@@ -244,7 +244,7 @@ def _xxd(c: Cmd) -> None:
     while i < len(args):
         value = args[i].value
         if value is None and maybe_option(args[i]):
-            c.change(f"may write: {args[i].raw} may expand to options and files")
+            c.doubts.append(f"{args[i].raw} may expand to options and files")
             return
         if value is None or len(value) < 2 or value[0] != "-":
             break
@@ -313,7 +313,7 @@ def _find(c: Cmd) -> None:
         word, i = args[i], i + 1
         action = word.value or ""
         if word.value is None and maybe_option(word):
-            c.change(f"may write: {word.raw} may expand to an action such as -delete or -exec")
+            c.doubts.append(f"{word.raw} may expand to an action such as -delete or -exec")
         elif action == "-delete":
             c.delete(roots, "deletes matching files under")
         elif action in ("-exec", "-execdir", "-ok", "-okdir"):

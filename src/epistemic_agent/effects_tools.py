@@ -3,7 +3,7 @@ tables do not know (build and test tools, interpreters, editors, scripts)."""
 
 from __future__ import annotations
 
-from .effects_core import FALLBACK, VERSION_ARGS, Cmd, handles, lit, words
+from .effects_core import FALLBACK, VERSION_ARGS, Cmd, handles, lit, maybe_option, words
 from .effects_options import Grammar, grammar, options
 
 _FORMATTERS: dict[str, tuple[Grammar, bool, str, str]] = {
@@ -137,9 +137,9 @@ _FORMATTERS: dict[str, tuple[Grammar, bool, str, str]] = {
 def _formatter(c: Cmd) -> None:
     g, by_default, writing, checking = _FORMATTERS[c.name]
     o = options(c, g)
-    if o.has(*VERSION_ARGS, "--version") or (checking and o.has(*checking.split())):
+    if o.sure(*VERSION_ARGS, "--version") or (checking and o.sure(*checking.split())):
         return
-    if c.name == "rustfmt" and any(w.value == "stdout" for w in o.get("--emit")):
+    if c.name == "rustfmt" and o.sure("--emit") and o.last("--emit") == lit("stdout"):
         return
     if c.name == "gofmt":
         c.write(o.get("--cpuprofile"))
@@ -173,7 +173,7 @@ def _ruff(c: Cmd) -> None:
     fixing = o.has("--fix", "--unsafe-fixes", "--fix-only", "--add-noqa")
     if sub == "clean":
         c.change("deletes ruff caches")
-    elif (sub == "format" and not o.has("--check", "--diff")) or fixing:
+    elif (sub == "format" and not o.sure("--check", "--diff")) or fixing:
         c.write(targets or [lit(".")], "reformats or fixes files under")
     else:
         c.unknown("lints, writing .ruff_cache: effect unknown")
@@ -201,6 +201,10 @@ def _compiler(c: Cmd) -> None:
     while i < len(args):
         word, i = args[i], i + 1
         value = word.value or ""
+        if word.value is None and maybe_option(word):
+            c.doubts.append(f"{word.raw} may expand to an option such as -o")
+        if value.startswith(_CC_RUNS):
+            c.unknown("runs a program it is given (-wrapper, -fplugin, -B, -specs): effect unknown")
         if value in _CC_VALUE:
             if value in ("-o", "-MF", "-aux-info") and i < len(args):
                 outputs.append(args[i])
@@ -211,8 +215,6 @@ def _compiler(c: Cmd) -> None:
             outputs.append(lit(attached))
         read |= value in _CC_READ or value.startswith(("-print-", "--print-", "-dump"))
         extra |= value.startswith(("-MD", "-MMD", "-save-temps", "-fdump-"))
-        if value.startswith(_CC_RUNS):
-            c.unknown("runs a program it is given (-wrapper, -fplugin, -B, -specs): effect unknown")
     c.write(outputs)
     if extra:
         c.change("writes dependency, dump or temporary files")
