@@ -34,8 +34,8 @@ _SAFE_CONFIG = re.compile(
     r"|(tag|branch)\.sort",
     re.I,
 )
-_DIFF_NAMES = ("log", "show", "diff", "whatchanged", "diff-tree", "diff-index", "diff-files")
-_DIFF_NAMES += ("range-diff", "shortlog", "rev-list", "blame", "annotate")
+_DIFF_NAMES: tuple[str, ...] = ("log", "show", "diff", "whatchanged", "diff-tree", "diff-index")
+_DIFF_NAMES += ("diff-files", "range-diff", "shortlog", "rev-list", "blame", "annotate")
 _DIFF_FAMILY = frozenset(_DIFF_NAMES)
 _LOG = grammar(
     (*(f"git {name}" for name in _DIFF_NAMES), "git stash show", "git reflog show"),
