@@ -50,8 +50,9 @@ _LOG = grammar(
     output-indicator-context: unified: find-renames:: find-copies:: break-rewrites:: ext-diff""",
     risky="--output --ext-diff",
     note="--output FILE is written; --ext-diff runs the configured diff programs",
+    negatable=True,
 )
-_PLAIN = grammar(("git status",), "u::", "untracked-files:: output:")
+_PLAIN = grammar(("git status",), "u::", "untracked-files:: output:", negatable=True)
 _READ = _DIFF_FAMILY | words(
     """status log diff show blame annotate rev-parse rev-list ls-files ls-tree describe shortlog
     cat-file show-ref for-each-ref merge-base name-rev cherry whatchanged count-objects

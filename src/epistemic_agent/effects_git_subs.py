@@ -18,7 +18,7 @@ def sub(
     name: str, short: str = "", long: str = "", risky: str = "", dry: str = "", note: str = ""
 ) -> Callable[[GitHandler], GitHandler]:
     def register(handler: GitHandler) -> GitHandler:
-        g = grammar(("git " + name,), short, long, risky, note=note)
+        g = grammar(("git " + name,), short, long, risky, note=note, negatable=True)
         SUBS[name] = (g, handler, words(dry))
         return handler
 

@@ -26,7 +26,8 @@ the way the program reads them:
 - `--` ends the options; options may follow operands (GNU) unless the grammar *stops at the
   first operand* (wrappers, awk, Go programs);
 - a unique prefix of a long option is that option (`sed --in-pl`, `sort --out=x`) unless the
-  program takes exact names only.
+  program takes exact names only; in git, `--no-OPTION` undoes OPTION wherever it stands
+  (`git clean -n --no-dry-run -f` deletes).
 
 Doubt errs toward writes:
 

@@ -47,6 +47,7 @@ class Grammar:
     stop: bool = False  # the first operand ends the options (wrappers, getopt "+")
     end: str = ";"  # what ends the words of a REST option
     note: str = ""  # what the classifier makes of it, for the docs
+    negatable: bool = False  # --no-OPTION undoes OPTION, wherever it is (git's parse-options)
 
 
 #: Every declared grammar by program name ("git log" for git's subcommands), for the docs.
@@ -65,6 +66,7 @@ def grammar(
     stop: bool = False,
     end: str = ";",
     note: str = "",
+    negatable: bool = False,
     register: bool = True,
 ) -> Grammar:
     """Declare the grammar of the programs `names` (space-separated, or a tuple: "git log");
@@ -82,6 +84,7 @@ def grammar(
         stop,
         end,
         note,
+        negatable,
     )
     for name in g.names if register else ():
         GRAMMARS[name] = g
@@ -130,7 +133,11 @@ class Opts:
 
     def sure(self, *names: str) -> bool:
         """An option that makes the program write less, given before any word that may be an
-        option taking it as its value (`git clean "$X" -n`: $X may be -e)."""
+        option taking it as its value (`git clean "$X" -n`: $X may be -e), and not undone by
+        its negation (`git clean -n --no-dry-run`)."""
+        negations = ["--no-" + name[2:] for name in names if name.startswith("--")]
+        if negations and self.has(*negations):
+            return False
         return any(name in names for name, _ in self.flags[: self.doubt])
 
     def get(self, *names: str) -> list[Word]:
@@ -174,12 +181,12 @@ def _long(
     name, eq, given = value.partition("=")
     if not name.startswith("--"):
         name = "-" + name
-    if name in g.long:
-        candidates, sure = [name], True
-    else:
-        long = g.long if g.abbrev and len(name) > 2 else ()
-        candidates = [option for option in long if option.startswith(name)]
-        sure = len(candidates) == 1 and g.complete
+    if g.negatable and name.startswith("--no-") and name not in g.long:
+        negated, _ = _resolve("--" + name[5:], g)
+        if negated:  # git's --no-dry-run, --no-dry
+            out.flags.extend(("--no-" + option[2:], None) for option in negated)
+            return i
+    candidates, sure = _resolve(name, g)
     if not candidates:
         out.unknown.append(name)
         out.flags.append((name, dynamic or (lit(given) if eq else None)))
@@ -195,6 +202,15 @@ def _long(
         taken, i = _value(args, i, max(kinds), sure and min(kinds) >= VALUE)
     out.flags.extend((option, taken) for option in candidates)
     return i
+
+
+def _resolve(name: str, g: Grammar) -> tuple[list[str], bool]:
+    """The long options `name` may be, and whether the grammar is sure of it."""
+    if name in g.long:
+        return [name], True
+    long = g.long if g.abbrev and len(name) > 2 else ()
+    candidates = [option for option in long if option.startswith(name)]
+    return candidates, len(candidates) == 1 and g.complete
 
 
 def _cluster(value: str, args: Sequence[Word], i: int, g: Grammar, out: Opts) -> int:
@@ -254,8 +270,8 @@ def _dynamic(word: Word, args: Sequence[Word], i: int, g: Grammar, out: Opts) ->
             out.flags.append(("-" + letter, Word(word.raw, None)))
             return i, False
     out.hidden.append(word)
-    if out.doubt is None:
-        out.doubt = len(out.flags)
+    if out.doubt is None or g.negatable:
+        out.doubt = 0 if g.negatable else len(out.flags)  # a --no-X may come after X
     return i, True
 
 
