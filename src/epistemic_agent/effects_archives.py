@@ -136,14 +136,16 @@ def _zip(c: Cmd) -> None:
 
 _GZIP = "ascii best fast decompress uncompress force keep list license no-name name quiet "
 _GZIP += "recursive rsyncable suffix: stdout to-stdout test verbose synchronous"
-_XZ = """compress decompress uncompress test list keep single-stream no-sparse stdout
+_XZ = """compress decompress uncompress test list keep force single-stream no-sparse stdout
     to-stdout suffix: files:: files0:: format: check: ignore-check block-size: block-list:
     memlimit-compress: memlimit-decompress: memlimit-mt-decompress: memlimit: memory:
     no-adjust threads: flush-timeout: extreme fast best quiet verbose robot info-memory
     long-help lzma1:: lzma2:: x86:: arm:: armthumb:: arm64:: powerpc:: ia64:: sparc:: delta::"""
 _ZSTD = """rm keep stdout decompress uncompress test list force quiet verbose output-dir-flat:
     output-dir-mirror: memory: long:: train patch-from: format: trace: ultra fast:: adapt::
-    threads: no-progress progress sparse no-sparse exclude-compressed"""
+    threads: no-progress progress sparse no-sparse exclude-compressed filelist: single-thread
+    auto-threads: rsyncable stream-size: size-hint: target-compressed-block-size: no-dictID
+    train-cover:: train-fastcover:: train-legacy:: maxdict: dictID: priority:"""
 _NOTE = "each operand becomes OPERAND.SUFFIX (or loses it) and is deleted unless -k/--keep "
 _NOTE += "(zstd keeps it unless --rm); -c/--stdout, -t and -l only read"
 _COMPRESSORS: dict[str, tuple[str, bool, Grammar]] = {}
@@ -151,9 +153,9 @@ _BZIP2 = "stdout decompress compress force keep small quiet test verbose license
 for _names, _short, _long, _abbrev, _suffixes in (
     ("gzip gunzip", "0123456789acdfhHklLnNqrS:tvV", _GZIP, True, ".gz"),
     ("bzip2 bunzip2", "cdzfkqstvLV123456789", _BZIP2, False, ".bz2"),
-    ("xz unxz", "cdzkfFC:S:ehlqtT:vV0123456789M:", _XZ, True, ".xz"),
-    ("lzma unlzma", "cdzkfFC:S:ehlqtT:vV0123456789M:", _XZ, True, ".lzma"),
-    ("zstd unzstd", "o:D:T::b::e::i::B::M::cdtlfkqrv0123456789", _ZSTD, False, ".zst"),
+    ("xz unxz", "cdzkfFC:S:ehHlqtT:vV0123456789M:", _XZ, True, ".xz"),
+    ("lzma unlzma", "cdzkfFC:S:ehHlqtT:vV0123456789M:", _XZ, True, ".lzma"),
+    ("zstd unzstd", "o:D:T::b::e::i::B::M::cdtlfkqrvhHVS#0123456789", _ZSTD, False, ".zst"),
     ("compress uncompress", "b:cdfrvV", "", False, ".Z"),
 ):
     _g = grammar(_names, _short, _long, note=_NOTE, complete=True, abbrev=_abbrev)

@@ -242,7 +242,7 @@ _FILE = grammar(
     """apple brief checking-printout compile exclude: exclude-quiet: extension files-from:
     separator: mime mime-type mime-encoding keep-going list dereference no-dereference
     magic-file: no-buffer no-pad preserve-date parameter: raw special-files no-sandbox
-    uncompress uncompress-noreport print0""",
+    uncompress uncompress-noreport print0 debug""",
     risky="-C --compile -p --preserve-date",
     note="-C/--compile writes magic.mgc; -p/--preserve-date sets the times of the operands",
     complete=True,

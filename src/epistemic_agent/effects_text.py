@@ -41,7 +41,7 @@ _OUTPUT: dict[str, tuple[Grammar, str, str]] = {
     "iconv": (
         grammar(
             "iconv",
-            "cf:lo:st:",
+            "cf:lo:st:V",
             "from-code: to-code: list output: silent verbose usage",
             risky="-o --output",
             complete=True,
@@ -105,7 +105,7 @@ _OUTPUT: dict[str, tuple[Grammar, str, str]] = {
     "diff3": (
         grammar(
             "diff3",
-            "aAeEiL:mTxX3",
+            "aAeEiL:mTxX3v",
             """diff-program: easy-only ed initial-tab label: merge overlap-only show-all
             show-overlap strip-trailing-cr text""",
             risky="--diff-program",

@@ -33,14 +33,14 @@ _WRAPPERS: dict[str, tuple[Grammar, int]] = {
     "ionice": (
         grammar(
             "ionice",
-            "c:n:p:P:tu:",
+            "c:n:p:P:tu:hV",
             "class: classdata: pid: pgid: ignore uid:",
             complete=True,
             stop=True,
         ),
         0,
     ),
-    "setsid": (grammar("setsid", "cfw", "ctty fork wait", complete=True, stop=True), 0),
+    "setsid": (grammar("setsid", "cfwhV", "ctty fork wait", complete=True, stop=True), 0),
     "timeout": (
         grammar(
             "timeout",
