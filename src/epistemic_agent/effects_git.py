@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from . import effects_git_refs  # noqa: F401 (registers its subcommands)
 from .effects_core import VERSION_ARGS, Cmd, Word, handles, norm, words
 from .effects_git_subs import SUBS
 from .effects_options import grammar, options

@@ -4,13 +4,14 @@ Importing this module registers every family's handlers (effects_core's registry
 in `effects` then judges each simple command with `Cmd.run`. The families:
 
     effects_files      rm, cp, mv, touch, chmod, dd, patch...
-    effects_text       sort -o, uniq IN OUT, xxd, less, tree, find, fd, yq...
+    effects_text       sort -o, uniq IN OUT, xxd, less, tree, yq...
+    effects_find       find, fd
     effects_sed        sed          effects_awk       awk, gawk, mawk
     effects_archives   tar, zip, unzip, gzip...
     effects_net        curl, wget, rsync, scp
     effects_wrappers   sudo, env, nice, timeout, xargs, bash -c, eval...
     effects_interp     python, perl, ruby, node, php
-    effects_git        git (and effects_git_subs)
+    effects_git        git (effects_git_subs: paths, effects_git_refs: refs, config)
     effects_packages   pip, npm, apt, cargo, docker, kubectl, systemctl...
     effects_system     kill, date, hostname, crontab, dpkg
     effects_tools      formatters, ruff, compilers, and every unknown program
@@ -25,6 +26,7 @@ from . import (  # noqa: F401 (imported to register their handlers)
     effects_archives,
     effects_awk,
     effects_files,
+    effects_find,
     effects_git,
     effects_interp,
     effects_net,
