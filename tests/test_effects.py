@@ -1561,6 +1561,20 @@ GRAMMAR_DOUBT = [
     R("git clean --dry-run"),
 ]
 
+# Variables that make the programs a command runs load other code.
+ENVIRONMENT = [
+    U("export LD_PRELOAD=./x.so; ls"),
+    U("env LD_PRELOAD=./x.so ls"),
+    U("sudo LD_PRELOAD=./x.so ls"),
+    U("BASH_ENV=./x bash -c ls"),
+    U("GIT_EXTERNAL_DIFF=./x git diff"),
+    U("declare -x PYTHONPATH=. && python3 -c 'print(1)'"),
+    U("LESSOPEN='|./x %s' less f"),
+    R("ENV=prod ls"),
+    R("LC_ALL=C sort f"),
+    M("LD_PRELOAD=./x.so rm f", d=("f",)),
+]
+
 CASES = [
     *BASICS,
     *QUOTING,
@@ -1590,6 +1604,7 @@ CASES = [
     *GRAMMAR_WRAPPERS,
     *GRAMMAR_TOOLS_SYSTEM,
     *GRAMMAR_DOUBT,
+    *ENVIRONMENT,
 ]
 
 
