@@ -14,21 +14,44 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from .effects_model import MUTATING, UNKNOWN
-from .structs import field, struct
 
 MAX_PART = 60
 
 
-@struct
 class Word:
-    """One shell word: its source text and its literal value (None when not static)."""
+    """One shell word: its source text and its literal value (None when not static).
 
-    raw: str
-    value: str | None
-    tilde: bool = False  # an unquoted leading ~: home-relative, never joined to the cwd
-    procsub: bool = False  # <(...) / >(...): a /dev/fd path, never a workspace file
-    lead: str = ""  # not static: the literal text it starts with ("" when that is expanded)
-    split: bool = False  # not static: may become several words, or none (globs, unquoted $x)
+    A plain class with slots, not a struct: words are made by the tens of thousands."""
+
+    __slots__ = ("lead", "procsub", "raw", "split", "tilde", "value")
+
+    def __init__(
+        self,
+        raw: str,
+        value: str | None,
+        tilde: bool = False,
+        procsub: bool = False,
+        lead: str = "",
+        split: bool = False,
+    ) -> None:
+        self.raw = raw
+        self.value = value
+        self.tilde = tilde  # an unquoted leading ~: home-relative, never joined to the cwd
+        self.procsub = procsub  # <(...) / >(...): a /dev/fd path, never a workspace file
+        self.lead = lead  # not static: the literal text it starts with ("" when expanded)
+        self.split = split  # not static: may become several words, or none (globs, $x)
+
+    def _key(self) -> tuple[str, str | None, bool, bool, str, bool]:
+        return (self.raw, self.value, self.tilde, self.procsub, self.lead, self.split)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Word) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Word{self._key()!r}"
 
 
 def lit(text: str) -> Word:
@@ -123,16 +146,30 @@ class Findings:
         self.reasons.append(reason)
 
 
-@struct(frozen=False)
 class Cmd:
-    """One simple command as a handler sees it."""
+    """One simple command as a handler sees it (a slotted class: made for every command)."""
 
-    name: str
-    args: list[Word]
-    cwd: str | None
-    part: str  # the text named in reasons
-    out: Findings
-    doubts: list[str] = field(default_factory=list)  # words that may be options that write
+    __slots__ = ("args", "cwd", "doubts", "name", "out", "part")
+
+    def __init__(
+        self,
+        name: str,
+        args: list[Word],
+        cwd: str | None,
+        part: str,
+        out: Findings,
+        doubts: list[str] | None = None,
+    ) -> None:
+        self.name = name
+        self.args = args
+        self.cwd = cwd
+        self.part = part  # the text named in reasons
+        self.out = out
+        self.doubts = [] if doubts is None else doubts  # words that may be options that write
+
+    def but(self, args: Sequence[Word], cwd: str | None) -> Cmd:
+        """The same command (its doubts shared) with other words or another cwd."""
+        return Cmd(self.name, list(args), cwd, self.part, self.out, self.doubts)
 
     def write(self, words: Iterable[Word], verb: str = "writes") -> None:
         self._files(words, verb, deleting=False)

@@ -7,7 +7,6 @@ import re
 
 from .effects_core import Cmd, Word, dyn, handles, lit, norm
 from .effects_options import grammar, options
-from .structs import replace
 
 _WRITE_ALL = {
     # program: (its grammar, the verb of its reason)
@@ -226,7 +225,7 @@ def _patch(c: Cmd) -> None:
     if o.sure("--dry-run"):
         return
     directory = o.last("-d", "--directory")
-    sub = replace(c, cwd=norm(directory, c.cwd)) if directory else c
+    sub = c.but(c.args, norm(directory, c.cwd)) if directory else c
     c.write([w for w in o.get("-r", "--reject-file") if w.value != "-"])
     if o.has("-o", "--output"):
         c.write([w for w in o.get("-o", "--output") if w.value != "-"])

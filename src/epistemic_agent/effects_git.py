@@ -12,7 +12,6 @@ from . import effects_git_refs  # noqa: F401 (registers its subcommands)
 from .effects_core import VERSION_ARGS, Cmd, Word, handles, norm, words
 from .effects_git_subs import SUBS
 from .effects_options import grammar, options
-from .structs import replace
 
 _GIT = grammar(
     "git",
@@ -110,7 +109,7 @@ def _git(c: Cmd) -> None:
             c.unknown("runs git programs from the directory it is given: effect unknown")
     if not o.pos:
         return
-    sub, g = o.pos[0].value, replace(c, args=o.pos[1:], cwd=cwd)
+    sub, g = o.pos[0].value, c.but(o.pos[1:], cwd)
     if sub is None:
         c.unknown("runs a git subcommand that is not known statically: effect unknown")
     elif sub in SUBS:
@@ -148,7 +147,7 @@ def _nested(g: Cmd, sub: str) -> None:
     if o.pos and action is None:
         g.unknown("uses a git action that is not known statically: effect unknown")
     elif action in ("show", "list") and sub in ("stash", "reflog"):
-        _read(replace(g, args=g.args[g.args.index(o.pos[0]) + 1 :]))
+        _read(g.but(g.args[g.args.index(o.pos[0]) + 1 :], g.cwd))
     elif action in _NESTED[sub] or (action is None and sub not in ("stash", "bisect")):
         if action is None and sub == "reflog":
             _read(g)

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .effects_core import Cmd, Word, lit, maybe_option
-from .structs import field, struct
+from .structs import struct
 
 FLAG, VALUE, TWO, OPTIONAL, REST = 0, 1, 2, -1, -2
 
@@ -116,17 +116,19 @@ def _longs(spec: str) -> dict[str, int]:
     return out
 
 
-@struct(frozen=False)
 class Opts:
-    """A command's words, split by its grammar."""
+    """A command's words, split by its grammar (a slotted class: made for every command)."""
 
-    flags: list[tuple[str, Word | None]] = field(default_factory=list)
-    pos: list[Word] = field(default_factory=list)
-    dashdash: int | None = None  # index in pos where `--` was
-    unknown: list[str] = field(default_factory=list)  # options the grammar does not know
-    hidden: list[Word] = field(default_factory=list)  # words that may expand to options
-    rest: dict[str, list[Word]] = field(default_factory=dict)  # the words of REST options
-    doubt: int | None = None  # the number of options seen before the first hidden word
+    __slots__ = ("dashdash", "doubt", "flags", "hidden", "pos", "rest", "unknown")
+
+    def __init__(self) -> None:
+        self.flags: list[tuple[str, Word | None]] = []
+        self.pos: list[Word] = []
+        self.dashdash: int | None = None  # index in pos where `--` was
+        self.unknown: list[str] = []  # options the grammar does not know
+        self.hidden: list[Word] = []  # words that may expand to options
+        self.rest: dict[str, list[Word]] = {}  # the words of REST options
+        self.doubt: int | None = None  # how many options came before the first hidden word
 
     def has(self, *names: str) -> bool:
         return any(name in names for name, _ in self.flags)
