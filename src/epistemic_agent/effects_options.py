@@ -28,26 +28,54 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .effects_core import Cmd, Word, lit, maybe_option
-from .structs import struct
 
 FLAG, VALUE, TWO, OPTIONAL, REST = 0, 1, 2, -1, -2
 
 
-@struct
 class Grammar:
-    """How one program (or git subcommand) reads its options."""
+    """How one program (or git subcommand) reads its options. Its tables are built from the
+    specs on first use: most programs never appear in a session."""
 
-    names: tuple[str, ...]
-    short: dict[str, int]
-    long: dict[str, int]
-    risky: tuple[str, ...] = ()  # options that make it write or run something
-    complete: bool = False  # every option is listed: others are reported
-    abbrev: bool = True  # unique prefixes of long options are accepted (getopt_long)
-    single: bool = False  # `-name` is a long option (Go's flag, LLVM, Getopt::Long)
-    stop: bool = False  # the first operand ends the options (wrappers, getopt "+")
-    end: str = ";"  # what ends the words of a REST option
-    note: str = ""  # what the classifier makes of it, for the docs
-    negatable: bool = False  # --no-OPTION undoes OPTION, wherever it is (git's parse-options)
+    __slots__ = (
+        "_long",
+        "_short",
+        "_specs",
+        "abbrev",
+        "complete",
+        "end",
+        "names",
+        "negatable",
+        "note",
+        "risky",
+        "single",
+        "stop",
+    )
+
+    def __init__(self, names: tuple[str, ...], short: str, long: str, risky: str) -> None:
+        self.names = names
+        self._specs = (short, long + " help version")
+        self._short: dict[str, int] | None = None
+        self._long: dict[str, int] | None = None
+        self.risky = tuple(risky.split())  # options that make it write or run something
+        self.complete = False  # every option is listed: others are reported
+        self.abbrev = True  # unique prefixes of long options are accepted (getopt_long)
+        self.single = False  # `-name` is a long option (Go's flag, LLVM, Getopt::Long)
+        self.stop = False  # the first operand ends the options (wrappers, getopt "+")
+        self.end = ";"  # what ends the words of a REST option
+        self.note = ""  # what the classifier makes of it, for the docs
+        self.negatable = False  # --no-OPTION undoes OPTION, wherever it is (parse-options)
+
+    @property
+    def short(self) -> dict[str, int]:
+        if self._short is None:
+            self._short = _shorts(self._specs[0])
+        return self._short
+
+    @property
+    def long(self) -> dict[str, int]:
+        if self._long is None:
+            self._long = _longs(self._specs[1])
+        return self._long
 
 
 #: Every declared grammar by program name ("git log" for git's subcommands), for the docs.
@@ -71,21 +99,9 @@ def grammar(
 ) -> Grammar:
     """Declare the grammar of the programs `names` (space-separated, or a tuple: "git log");
     `register`: list it in GRAMMARS (the documented tables)."""
-    named = tuple(names.split()) if isinstance(names, str) else names
-    longs = _longs(long + " help version")
-    g = Grammar(
-        named,
-        _shorts(short),
-        longs,
-        tuple(risky.split()),
-        complete,
-        abbrev,
-        single,
-        stop,
-        end,
-        note,
-        negatable,
-    )
+    g = Grammar(tuple(names.split()) if isinstance(names, str) else names, short, long, risky)
+    g.complete, g.abbrev, g.single, g.stop, g.end = complete, abbrev, single, stop, end
+    g.note, g.negatable = note, negatable
     for name in g.names if register else ():
         GRAMMARS[name] = g
     return g
