@@ -116,6 +116,8 @@ def _tables() -> str:
     for name in sorted(TABLES):
         t = TABLES[name]
         cells = [" ".join(sorted(part)) or "-" for part in (t.ro, t.mut, t.run, t.argopts)]
+        if t.flagged:
+            cells[1] += " (and " + ", ".join(k.replace(":", " ") for k in sorted(t.flagged)) + ")"
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
