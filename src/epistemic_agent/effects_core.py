@@ -290,5 +290,5 @@ def _doubt(cmd: Cmd, writes: bool) -> None:
     what = "; ".join(dict.fromkeys(cmd.doubts))
     if writes:
         cmd.unknown(f"may also write elsewhere: {what}: effect unknown")
-    else:
-        cmd.change(f"may write or run a program: {what}")
+    else:  # the gate shows this reason: say how to make the word plainly an operand
+        cmd.change(f"may write or run a program: {what} (after --, or as ./..., it cannot)")
