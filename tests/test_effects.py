@@ -1561,7 +1561,7 @@ GRAMMAR_DOUBT = [
     R("git clean --dry-run"),
 ]
 
-# Variables that make the programs a command runs load other code.
+# Variables that make the programs a command runs load other code; aliases, hash -p.
 ENVIRONMENT = [
     U("export LD_PRELOAD=./x.so; ls"),
     U("env LD_PRELOAD=./x.so ls"),
@@ -1573,6 +1573,12 @@ ENVIRONMENT = [
     R("ENV=prod ls"),
     R("LC_ALL=C sort f"),
     M("LD_PRELOAD=./x.so rm f", d=("f",)),
+    # shell state that makes a later command run something else
+    R("alias ll='ls -la'"),
+    M("shopt -s expand_aliases; alias ls='rm -rf x'", d=("x",)),
+    R("alias -p"),
+    U("hash -p ./evil ls; ls"),
+    R("hash -r"),
 ]
 
 CASES = [

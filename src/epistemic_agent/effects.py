@@ -57,8 +57,9 @@ Parsing and cost
 
 Known limits
     - aliases are not expanded (non-interactive bash does not either, unless the command says
-      `shopt -s expand_aliases`), `$PATH` lookups are not resolved (nor `hash -p`), a program
-      shadowed by a script of the same name is judged as the program.
+      `shopt -s expand_aliases`): an alias's body is judged where it is defined; `hash -p` is
+      unknown; `$PATH` lookups are not resolved, a program shadowed by a script of the same
+      name is judged as the program.
     - cd is assumed to succeed; `cd x; rm y` reports x/y.
     - `cat <<EOF; rm x` (a heredoc operator followed by more commands on its line), `<>`
       redirections and `time time ...` do not parse in tree-sitter-bash 0.25: unknown.

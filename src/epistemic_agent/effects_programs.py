@@ -74,7 +74,7 @@ READ_ONLY_PROGRAMS.update(
         zdiff bzcat bzgrep xzcat xzgrep zstdcat lz4cat pr tsort shellcheck yamllint tokei
         colordiff locate plocate exa eza lsd gron dpkg-query nm objdump readelf size ping dig
         nslookup host ss netstat vmstat iostat top lsb_release cd pushd popd dirs read mapfile
-        readarray export declare typeset local readonly unset set shopt alias unalias hash help
+        readarray export declare typeset local readonly unset set shopt unalias help
         ulimit umask wait jobs times shift getopts let return exit break continue caller
         compgen complete disown logout clear"""
     )

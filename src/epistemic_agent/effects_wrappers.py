@@ -180,6 +180,24 @@ def _trap(c: Cmd) -> None:
         c.script(o.pos[0].value, "sets a trap")
 
 
+@handles("alias")
+def _alias(c: Cmd) -> None:
+    """`alias NAME=BODY`: BODY runs wherever NAME is later used as a command (in bash once
+    expand_aliases is on): it is classified as if it ran."""
+    for word in c.args:
+        name, eq, body = (word.value or "").partition("=")
+        if word.value is None:
+            c.unknown("defines an alias that is not known statically: effect unknown")
+        elif eq and name:
+            c.script(body, "defines an alias")
+
+
+@handles("hash")
+def _hash(c: Cmd) -> None:
+    if any((w.value or "-p").startswith("-p") for w in c.args):
+        c.unknown("binds a command name to a program by path (hash -p): effect unknown")
+
+
 @handles("source", ".")
 def _source(c: Cmd) -> None:
     c.unknown("runs a shell script in this shell: effect unknown")
