@@ -796,3 +796,26 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+@pytest.mark.parametrize(
+    ("command", "passes"),
+    [
+        ('sort "$f"', False),  # "$f" may be -o FILE
+        ('sort -- "$f"', True),
+        ("sed -n 1p *.md", False),  # a file named -i.md makes it sed -i
+        ("sed -n 1p ./*.md", True),
+        ('sed -i "$edit" "$TMPDIR/mut/f.py"', True),  # writes scratch only; the doubt is unknown
+        ("sort --out=report.txt data", False),
+        ("git commit -m --dry-run", False),
+        ("git clean -n --no-dry-run -f", False),
+    ],
+)
+def test_observations_whose_words_may_be_options_that_write(command: str, passes: bool) -> None:
+    args = bash_args(command=command, type="collect-info")
+    if passes:
+        accepted("bash", args)
+        return
+    verdict = rejected("bash", args, "observation-writes")
+    if '"$f"' in command or "*" in command:
+        assert "(after --, or as ./..., it cannot)" in verdict.message

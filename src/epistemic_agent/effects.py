@@ -56,15 +56,22 @@ Parsing and cost
     A typical command costs 30-150 us (see bench/bench_effects.py).
 
 Known limits
-    - aliases are not expanded (non-interactive bash does not either), `$PATH` lookups are not
-      resolved, a program shadowed by a script of the same name is judged as the program.
+    - aliases are not expanded (non-interactive bash does not either, unless the command says
+      `shopt -s expand_aliases`): an alias's body is judged where it is defined; `hash -p` is
+      unknown; `$PATH` lookups are not resolved, a program shadowed by a script of the same
+      name is judged as the program.
     - cd is assumed to succeed; `cd x; rm y` reports x/y.
     - `cat <<EOF; rm x` (a heredoc operator followed by more commands on its line), `<>`
       redirections and `time time ...` do not parse in tree-sitter-bash 0.25: unknown.
     - sed and awk programs are scanned, not interpreted; an unrecognised sed command makes
       the result unknown. awk `>` counts as a redirection only inside print/printf.
-    - option tables are curated: an unlisted option taking a value may shift positionals
-      (a value taken for a path). Commands fed by xargs or fd -x have unknown arguments.
+    - each program's options are read by its grammar (effects_options, docs/classifier.md):
+      values consumed as the program consumes them, every spelling of a writing option seen;
+      doubt (an unlisted option, an ambiguous prefix, a word known only at run time that may
+      be an option) errs toward writes. Commands fed by xargs or fd -x get a word appended
+      that may be anything, options included.
+    - an assignment to a variable that makes programs load code (LD_PRELOAD, BASH_ENV,
+      GIT_EXTERNAL_DIFF...) makes the command unknown; PATH is not followed.
     - `python -c` is read-only only for imports of sys/platform/math and expressions calling
       pure builtins; everything else (and node -e, perl -e, ruby -e, php -r) is unknown.
     - nested strings (bash -c, eval, find -exec sh -c) are followed 8 levels deep at most;
@@ -77,44 +84,20 @@ from __future__ import annotations
 import _thread
 import re
 
-from .structs import struct
+from .effects_model import MUTATING, READ_ONLY, UNKNOWN, Effect
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from typing import Any
 
     from tree_sitter import Node, Parser
 
-    from .effects_programs import Cmd, Findings, Word, norm, program, shorten
+    from .effects_programs import Cmd, Findings, Word, environment, norm, program, shorten
+    from .effects_words import word as _word
 
 __all__ = ["MUTATING", "READ_ONLY", "UNKNOWN", "Effect", "classify"]
 
-READ_ONLY = "read-only"
-MUTATING = "mutating"
-UNKNOWN = "unknown"
 MAX_NESTING = 8
-
-
-@struct
-class Effect:
-    """What a command would do: its class, the paths it touches, and why."""
-
-    cls: str  # "read-only" | "mutating" | "unknown"
-    writes: tuple[str, ...] = ()
-    deletes: tuple[str, ...] = ()
-    dynamic: bool = False
-    reasons: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "class": self.cls,
-            "paths": sorted(set(self.writes + self.deletes)),
-            "writes": list(self.writes),
-            "deletes": list(self.deletes),
-            "dynamic": self.dynamic,
-            "reasons": list(self.reasons),
-        }
 
 
 _PARSER: Parser | None = None
@@ -123,13 +106,14 @@ _LOCK = _thread.allocate_lock()
 
 def _load() -> Parser:
     """Import tree_sitter and the program tables on first use: they cost start-up time."""
-    global _PARSER, Cmd, Findings, Word, norm, program, shorten
+    global _PARSER, Cmd, Findings, Word, environment, norm, program, shorten, _word
     with _LOCK:
         if _PARSER is None:
             import tree_sitter
             import tree_sitter_bash
 
-            from .effects_programs import Cmd, Findings, Word, norm, program, shorten
+            from .effects_programs import Cmd, Findings, Word, environment, norm, program, shorten
+            from .effects_words import word as _word
 
             _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
         return _PARSER
@@ -327,6 +311,15 @@ class _Walker:
         self.sequence(node, (None,))  # later iterations start somewhere else
         return (None,)
 
+    def assignment(self, node: Node, loc: Loc) -> Loc:
+        """`X=1 cmd`, `export X=1`: a variable that makes programs load code is a doubt."""
+        name = node.child_by_field_name("name")
+        if name is not None:
+            environment(self.out, _text(name, self.src), shorten(_text(node, self.src)))
+        for child in node.named_children:
+            self.stmt(child, loc)
+        return loc
+
     def function(self, node: Node, loc: Loc) -> Loc:
         name = node.child_by_field_name("name")
         if name is not None:
@@ -416,6 +409,7 @@ _METHODS: dict[str, Callable[[_Walker, Node, Loc], Loc]] = {
     "for_statement": _Walker.loop,
     "c_style_for_statement": _Walker.loop,
     "function_definition": _Walker.function,
+    "variable_assignment": _Walker.assignment,
     "redirected_statement": _Walker.redirected,
     "command": _Walker.command,
 }
@@ -460,77 +454,8 @@ def _extra_destinations(node: Node) -> list[Node]:
     return targets[1:]
 
 
-# -- words --------------------------------------------------------------------------------
-
-_SPECIAL = re.compile(r"[*?\[{\\]")
-_ESCAPE = re.compile(r"\\(.)", re.S)
-_DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
-_GLOB = re.compile(r"(?<!\\)[*?\[]")
-_BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-_ANSI = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "e": "\x1b"}
-
-
 def _text(node: Node, src: bytes) -> str:
     return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-
-def _word(node: Node, src: bytes) -> Word:
-    """The literal value of a word, or None when it depends on expansion."""
-    kind, raw = node.type, _text(node, src)
-    if kind == "word":
-        return _plain(raw)
-    if kind == "raw_string":
-        return Word(raw, raw[1:-1])
-    if kind == "string":
-        literal = all(child.type == "string_content" for child in node.named_children)
-        return Word(raw, _unquote(raw[1:-1]) if literal else None)
-    if kind == "number":
-        return Word(raw, raw)
-    if kind == "ansi_c_string":
-        return Word(raw, _ansi(raw[2:-1]))
-    if kind == "concatenation":
-        return _concatenation(node, src, raw)
-    return Word(raw, None, procsub=kind == "process_substitution")
-
-
-def _plain(raw: str) -> Word:
-    if not _SPECIAL.search(raw):
-        return Word(raw, raw, tilde=raw.startswith("~"))
-    if _GLOB.search(raw) or _BRACE.search(raw):
-        return Word(raw, None)
-    return Word(raw, _ESCAPE.sub(_unescape, raw), tilde=raw.startswith("~"))
-
-
-def _unescape(match: re.Match[str]) -> str:
-    return "" if match.group(1) == "\n" else match.group(1)
-
-
-def _unquote(inner: str) -> str:
-    return _DQ_ESCAPE.sub(_unescape, inner) if "\\" in inner else inner
-
-
-def _ansi(body: str) -> str | None:
-    out, i = [], 0
-    while i < len(body):
-        if body[i] != "\\":
-            out.append(body[i])
-            i += 1
-        elif body[i + 1 : i + 2] in _ANSI:
-            out.append(_ANSI[body[i + 1]])
-            i += 2
-        else:
-            return None  # octal, hex, unicode, control escapes: not worth decoding
-    return "".join(out)
-
-
-def _concatenation(node: Node, src: bytes, raw: str) -> Word:
-    parts = node.named_children
-    values = [_word(part, src) for part in parts]
-    unquoted = "".join(_text(part, src) for part in parts if part.type == "word")
-    if any(v.value is None for v in values) or _BRACE.search(unquoted):
-        return Word(raw, None)
-    tilde = parts[0].type == "word" and raw.startswith("~")
-    return Word(raw, "".join(v.value or "" for v in values), tilde=tilde)
 
 
 def _unique(items: list[str]) -> tuple[str, ...]:

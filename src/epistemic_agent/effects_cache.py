@@ -2,7 +2,8 @@
 before does not load the shell parser (tree-sitter-bash costs about 15 ms to import).
 
 A classification depends only on the command text and on the classifier, so entries are keyed
-by both: a new version of epistemic-agent starts a new cache. The file is derived data: safe
+by both: a new version of epistemic-agent, or a new revision of its tables
+(`effects_model.REVISION`), starts a new cache. The file is derived data: safe
 to delete, never evidence.
 """
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from .effects import Effect, classify
+from .effects_model import REVISION
 from .fsutil import atomic_write
 
 LIMIT = 2000  # entries kept; the oldest go first
@@ -57,7 +59,7 @@ class EffectCache:
         if not self._dirty or self._entries is None:
             return
         kept = dict(list(self._entries.items())[-LIMIT:])
-        data = {"version": __version__, "entries": kept}
+        data = {"version": __version__, "revision": REVISION, "entries": kept}
         atomic_write(self.path, json.dumps(data).encode("ascii"))
         self._dirty = False
 
@@ -65,7 +67,8 @@ class EffectCache:
         if self._entries is None:
             try:
                 data = json.loads(self.path.read_bytes())
-                entries = data["entries"] if data.get("version") == __version__ else {}
+                same = data.get("version") == __version__ and data.get("revision") == REVISION
+                entries = data["entries"] if same else {}
                 self._entries = entries if isinstance(entries, dict) else {}
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 self._entries = {}
