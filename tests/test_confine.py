@@ -682,3 +682,52 @@ def test_an_unprivileged_session_is_confined_through_a_user_namespace(tmp_path: 
         assert look[0] != 0, look  # the signal to a process outside was refused
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# -- two calls at once in one workspace --------------------------------------------------------
+
+
+@pytest.mark.parametrize("mechanism", ["landlock+namespaces", "none"])
+def test_concurrent_calls_are_not_blamed_for_each_others_writes(
+    make_box: object, mechanism: str
+) -> None:
+    import threading
+    import time
+
+    box = make_box(mechanism)  # type: ignore[operator]
+    box.session().close()  # the session exists: both below continue it
+    results: dict[str, object] = {}
+
+    def other() -> None:
+        time.sleep(0.4)
+        with box.session() as session:
+            results["other"] = session.bash("printf x > other.txt", "change-state", CHANGE)
+
+    thread = threading.Thread(target=other)
+    with box.session() as session:
+        thread.start()
+        looked = session.bash("sleep 1.5; ls", "collect-info", LOOK)
+        thread.join()
+        (box.ws / "mine.txt").write_text("made by the session earlier\\n")
+        reverted = session.bash("sleep 1.5; rm -f mine.txt", "revert", CHANGE)
+    assert (box.ws / "other.txt").exists()
+    assert looked.flags == ("concurrent",), looked
+    journal = [json.loads(x) for x in (box.record / "journal.jsonl").read_text().splitlines()]
+    flags = next(r for r in journal if r["kind"] == "outcome" and r["seq"] == looked.seq)["flags"]
+    other_seq = results["other"].seq  # type: ignore[attr-defined]
+    assert f"call(s) {other_seq} ran" in flags[0]["message"]
+    assert "undeclared-write" not in reverted.flags
+
+
+def test_an_observation_that_cannot_write_blames_no_one_it_knows(make_box: object) -> None:
+    """A write by a process outside every session (a human's editor) during an observation
+    the kernel kept from writing: it cannot have been the observation."""
+    box = make_box("landlock+namespaces")  # type: ignore[operator]
+    with box.session() as session:
+        editor = subprocess.Popen(["sh", "-c", "sleep 0.4; echo typed > edited.txt"], cwd=box.ws)
+        looked = session.bash("sleep 1.5; ls", "collect-info", LOOK)
+        editor.wait()
+    assert looked.flags == ("concurrent",), looked
+    journal = [json.loads(x) for x in (box.record / "journal.jsonl").read_text().splitlines()]
+    done = next(r for r in journal if r["kind"] == "outcome" and r["seq"] == looked.seq)
+    assert "kept from writing" in done["flags"][0]["message"]

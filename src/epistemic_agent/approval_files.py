@@ -206,8 +206,6 @@ def answer(folder: Path, seq: int, decision: str, by: str | None, comment: str) 
 def asking(request: dict[str, Any]) -> bool:
     """Whether the process that wrote a request is alive and is the one that asked."""
     pid = request.get("pid")
-    if pid == os.getpid():  # asked by a thread of this process
-        return True
     declared = epoch_of(str(request.get("requested", "")))
     return isinstance(pid, int) and declared is not None and recorder_alive(pid, declared)
 

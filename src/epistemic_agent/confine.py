@@ -88,6 +88,7 @@ class Confinement:
         wanted = {"setup": DEFAULT_SETUP_GRANTS, **(grants or {})}
         self.grants, self.missing = _expand_grants(wanted)
         self._views: dict[str, View] = {}
+        self._held: frozenset[str] | None = None
 
     def view(self, act: str) -> View:
         view = self._views.get(act)
@@ -130,6 +131,13 @@ class Confinement:
     def _ensure_scratch(self) -> None:
         """The scratch folder must exist to be bound writable."""
         os.makedirs(self.scratch, mode=0o700, exist_ok=True)
+
+    @property
+    def held(self) -> frozenset[str]:
+        """The guarantees that hold for this session (computed once)."""
+        if self._held is None:
+            self._held = frozenset(GUARANTEES) - set(self.not_held())
+        return self._held
 
     def not_held(self) -> dict[str, str]:
         """The guarantees that do not hold for this session, with why."""

@@ -30,6 +30,8 @@ FLAGS: dict[str, str] = {
     "cleanup-preexisting": "a cleanup deleted a path that existed before the session",
     "no-change": "a change-state that changed nothing in the workspace",
     "record-tampered": "the call deleted or replaced the journal; it was restored as it was",
+    "session-killed": "the session recording the call was killed; its changes were recovered",
+    "concurrent": "changes seen while the call ran that other processes made (or may have)",
 }
 _DENIED = re.compile(r"(Permission denied|Read-only file system|Operation not permitted)")
 _LISTED = 5
@@ -84,15 +86,21 @@ def flags(
     returncode: int | None,
     stderr: str,
     history: History,
+    others: Others | None = None,
 ) -> list[dict[str, Any]]:
-    """The mismatches between what the call declared and what it was observed to do."""
+    """The mismatches between what the call declared and what it was observed to do. With
+    `others`, changes that other processes made (or may have) are not held against it."""
     found: list[dict[str, Any]] = []
     mutating = is_mutating(call.act)
     changed = [] if changes is None else [*changes.created, *changes.modified, *changes.deleted]
+    others = others or Others()
     if not mutating and changed:
-        found.append(
-            _flag("undeclared-write", f"declared {call.act}, but changed {_list(changed)}")
-        )
+        if others.sealed or others.calls:
+            found.append(_flag("concurrent", others.blame(changed)))
+        else:
+            found.append(
+                _flag("undeclared-write", f"declared {call.act}, but changed {_list(changed)}")
+            )
     refused = [x for x in stderr.splitlines() if _DENIED.search(x) and "execute" not in x]
     if refused and not mutating and enforcement != "none" and returncode not in (0, 126):
         line = refused[0]
@@ -107,7 +115,9 @@ def flags(
         return found
     if call.act == "revert":
         stray = [p for p in changed if not covers(history.touched, p)]
-        if stray:
+        if stray and others.calls:
+            found.append(_flag("concurrent", others.blame(stray)))
+        elif stray:
             found.append(
                 _flag(
                     "revert-unrelated",
@@ -116,7 +126,9 @@ def flags(
             )
     if call.act == "cleanup":
         old = [p for p in changes.deleted if not covers(history.created, p)]
-        if old:
+        if old and others.calls:
+            found.append(_flag("concurrent", others.blame(old)))
+        elif old:
             found.append(
                 _flag(
                     "cleanup-preexisting",
@@ -129,6 +141,26 @@ def flags(
             _flag("no-change", "declared change-state, but nothing in the workspace changed")
         )
     return found
+
+
+class Others:
+    """Who else may have changed the workspace while a call ran: other calls that overlapped
+    it (`calls`), or, for an observation the kernel kept from writing (`sealed`), anyone."""
+
+    def __init__(self, calls: tuple[int, ...] = (), sealed: bool = False) -> None:
+        self.calls, self.sealed = calls, sealed
+
+    def blame(self, paths: list[str]) -> str:
+        if self.calls:
+            who = ", ".join(str(seq) for seq in self.calls[:_LISTED])
+            return (
+                f"{_list(paths)} changed while call(s) {who} ran in the same workspace; "
+                "they may have made the change, so it is not counted against this call"
+            )
+        return (
+            f"{_list(paths)} changed while this observation ran, which the kernel kept from "
+            "writing the workspace: another process made the change"
+        )
 
 
 def _flag(flag: str, message: str) -> dict[str, Any]:

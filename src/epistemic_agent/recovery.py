@@ -54,8 +54,8 @@ def recorder_alive(pid: int | None, declared: float) -> bool:
     `declared` (epoch seconds): a pid that was reused since belongs to a younger process."""
     if pid is None or pid <= 0:
         return False
-    if pid == os.getpid():
-        return False  # this process has just started: the call was not declared by it
+    if pid == os.getpid():  # another session of this very process may be recording it; a
+        return True  # reused pid is left for a later process to recover
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             fields = handle.read().rsplit(b")", 1)[1].split()

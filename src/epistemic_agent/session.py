@@ -70,6 +70,7 @@ class Session(PolicyCalls):
         self._require_confinement(self.policy)
         self._env: dict[str, str] | None = None
         self._scratch: Path | None = None
+        self._running: dict[int, set[int]] = {}  # seq -> other calls running when declared
         self._last_outcome: object = None
         self._reaper_made: Reaper | None = None
         self.guard = Guard(
@@ -282,6 +283,7 @@ class Session(PolicyCalls):
             # waiting for approval) before anything runs.
             self.journal.append(record, durable=True)
             self._publish()
+            self._running[seq] = set(self.report.history.pending) - {seq}
         try:
             if decision.decision == "ask":
                 answer = self._ask(seq, verdict, effect, decision, cancel)
@@ -391,8 +393,10 @@ class Session(PolicyCalls):
             if (ref := self.evidence.adopt(path)) is not None
         }
         ok = done.returncode == 0 and not done.timed_out
+        others = self._others(seq, call)
+        history = self.report.history
         raised = consistency.flags(
-            call, effect, changes, enforcement, done.returncode, stderr, self.report.history
+            call, effect, changes, enforcement, done.returncode, stderr, history, others
         )
         outcome = _summarise(done, stdout, stderr, self.settings.timeout)
         if done.cancelled and cancel is not None:
@@ -444,6 +448,22 @@ class Session(PolicyCalls):
             flags=tuple(flag["flag"] for flag in raised),
             evidence=evidence,
         )
+
+    def _others(self, seq: int, call: Call) -> consistency.Others:
+        """Who else may have changed the workspace while this call ran: calls of other
+        processes still running when it was declared, or declared since; and, for an
+        observation the kernel kept from writing, anyone at all."""
+        before = self._running.pop(seq, set())
+        with self.journal.locked():  # read what other writers appended meanwhile
+            last = self.journal.position.last_seq
+        entries = self.report.entries
+        since = {
+            n
+            for n in range(seq + 1, last + 1)
+            if n not in entries or entries[n].status != "rejected"
+        }
+        sealed = not call.mutating and self.confinement.held >= SEALED
+        return consistency.Others(tuple(sorted(before | since)), sealed)
 
     def _outside_observers(self, act: str) -> dict[str, Observer]:
         """Watchers for the folders outside the workspace this act may write (its grants)."""
@@ -612,6 +632,8 @@ class Session(PolicyCalls):
 
 
 OBSERVED_CAP = 200
+#: What makes an observation's observed writes someone else's: it could not have made them.
+SEALED = frozenset({"observations-write-scratch-only", "observations-keep-metadata"})
 
 
 def _confinement_key(header: object) -> object:
