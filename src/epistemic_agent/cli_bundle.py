@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from .bundle import ANCHOR, EVIDENCE, FORMAT, HEX64, JOURNAL, MANIFEST, sha256_stream
+from .bundle import ANCHOR, EVIDENCE, FORMAT, HEX64, JOURNAL, MANIFEST, SEALS, sha256_stream
 from .errors import UsageError
 from .safetext import visible
 from .structs import field, struct
@@ -21,8 +21,10 @@ TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 
+    from .record_check import Options
     from .verify import Verification
 
+JOURNAL_CHECKS = ("chain-broken", "journal-truncated", "anchor-mismatch", "torn")
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 MAX_MEMBERS = 100_000
@@ -44,6 +46,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("path", metavar="PATH", help="a journal, a workspace or its .epistemic folder")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--expect-head",
+        metavar="HASH",
+        help="a head hash kept elsewhere, as for `epistemic verify`",
+    )
     p.set_defaults(handler=_cmd_lint)
     p = sub.add_parser(
         "export",
@@ -60,13 +67,19 @@ def register(sub: Any) -> None:
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
+    from .cli_verify import options_of
     from .lint import lint
+    from .record_check import check_record
     from .sessions import ReadError, load
 
+    options = options_of(args)
     try:
-        session = load(Path(args.path))
+        session = load(Path(args.path), verify=False)
     except ReadError as error:
         raise UsageError(str(error)) from None
+    journal = session.journal
+    anchor = journal.parent / "head.json" if journal.name == "journal.jsonl" else None
+    session.integrity = check_record(journal, anchor, options)  # chain, evidence and seals
     result = lint(session)
     skipped = sum(result.unchecked.values())
     if args.json:
@@ -115,23 +128,26 @@ def _cmd_export(args: argparse.Namespace) -> int:
     for note in manifest["notes"]:
         print(visible(f"note: {note}"))
     if status != "intact":
+        problems = checked.get("problems") or []
+        what = "journal" if str(checked.get("check")) in JOURNAL_CHECKS else "record"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         print(
             visible(
-                f"epistemic: warning: the journal is {status.upper()}: {checked.get('problem')}; "
-                "the bundle's manifest records this"
+                f"epistemic: warning: the {what} is {status.upper()}: {checked.get('problem')}"
+                f"{more}; the bundle's manifest records this"
             ),
             file=sys.stderr,
         )
     return 0
 
 
-def verify_bundle(path: Path, as_json: bool) -> int:
+def verify_bundle(path: Path, as_json: bool, options: Options | None = None) -> int:
     """Check an audit bundle: 0 intact, 1 tampered, 3 torn journal, 2 when it is not a bundle
     (or there is no such file)."""
     try:
         if not path.exists():
             raise UsageError("no such bundle: the file does not exist")
-        result = check_bundle(path)
+        result = check_bundle(path, options)
     except UsageError as error:
         print(visible(f"epistemic: {path}: {error}"), file=sys.stderr)
         return EXIT_USAGE
@@ -190,20 +206,20 @@ class Listed:
     role: str
 
 
-def check_bundle(path: Path) -> BundleCheck:
+def check_bundle(path: Path, options: Options | None = None) -> BundleCheck:
     """Verify a bundle; UsageError when it is not one (not a zip, no or bad manifest)."""
     import zipfile
 
     try:
         with zipfile.ZipFile(path) as archive:
-            return _check(archive)
+            return _check(archive, options)
     except zipfile.BadZipFile as error:
         raise UsageError(f"not an audit bundle: not a zip file ({error})") from None
     except OSError as error:
         raise UsageError(f"cannot read: {error.strerror or error}") from None
 
 
-def _check(archive: Any) -> BundleCheck:
+def _check(archive: Any, options: Options | None) -> BundleCheck:
     import tempfile
     from collections import Counter
 
@@ -231,9 +247,9 @@ def _check(archive: Any) -> BundleCheck:
     with tempfile.TemporaryDirectory(prefix="epistemic-bundle-") as folder:
         record = Path(folder) / ".epistemic"
         record.mkdir()
+        (record / "seals").mkdir()
         for entry in listed:
-            target = {JOURNAL: record / "journal.jsonl", ANCHOR: record / "head.json"}
-            problem = _check_member(archive, by_name.get(entry.path), entry, target.get(entry.path))
+            problem = _check_member(archive, by_name.get(entry.path), entry, _target(record, entry))
             result.problems += [problem] if problem else []
         known = {entry.path for entry in listed} | {MANIFEST}
         result.problems += [
@@ -242,13 +258,28 @@ def _check(archive: Any) -> BundleCheck:
             if name not in known
         ]
         if (record / "journal.jsonl").is_file():
-            _check_journal(record, manifest, listed, result)
+            _check_journal(record, manifest, listed, result, options)
     if result.problems:
         result.status = "tampered"
     elif result.journal is not None and result.journal.status == "torn":
         result.status = "torn"
         result.problems.append(f"journal: {result.journal.problem}")
     return result
+
+
+def _target(record: Path, entry: Listed) -> Path | None:
+    """Where a member is written out to be checked: only the journal, its anchor and seals
+    (small files, under names of the seal format), never anything else."""
+    from .seal import MAX_STATEMENT, NAME
+
+    fixed = {JOURNAL: record / "journal.jsonl", ANCHOR: record / "head.json"}
+    if entry.path in fixed:
+        return fixed[entry.path]
+    name = entry.path[len(SEALS) :] if entry.path.startswith(SEALS) else ""
+    stem = name[:-4] if name.endswith(".sig") else name
+    if NAME.fullmatch(stem) and entry.size <= MAX_STATEMENT:
+        return record / "seals" / name
+    return None
 
 
 def _folder(info: Any) -> bool:
@@ -363,12 +394,18 @@ def _check_member(archive: Any, info: Any, entry: Listed, target: Path | None) -
     return None
 
 
-def _check_journal(record: Path, manifest: Any, listed: list[Listed], result: BundleCheck) -> None:
-    """Walk the extracted journal's chain; compare with the manifest; cross-check evidence."""
-    from .verify import verify_journal
+def _check_journal(
+    record: Path, manifest: Any, listed: list[Listed], result: BundleCheck, options: Options | None
+) -> None:
+    """Walk the extracted journal's chain, its anchor and seals (record_check.py, without the
+    evidence: checked here against the zip); compare with the manifest; cross-check evidence."""
+    from .record_check import check_record
 
     anchor = record / "head.json"
-    found = verify_journal(record / "journal.jsonl", anchor if anchor.is_file() else None)
+    journal = record / "journal.jsonl"
+    found = check_record(
+        journal, anchor if anchor.is_file() else None, options, record=record, evidence=False
+    )
     result.journal = found
     result.notes += [f"journal: {note}" for note in found.notes]
     recorded = manifest.get("verification")
@@ -376,16 +413,31 @@ def _check_journal(record: Path, manifest: Any, listed: list[Listed], result: Bu
     if found.status == "tampered":
         known = recorded.get("status") == "tampered"
         when = " (so when exported: the manifest records it)" if known else ""
-        result.problems.append(f"journal: {found.problem}{when}")
+        result.problems += [f"journal: {problem.message}{when}" for problem in found.problems]
     elif found.head != recorded.get("head"):
         result.problems.append(
             f"journal: head expected {recorded.get('head')} (manifest), found {found.head}"
         )
+    elif recorded.get("status") == "tampered":  # the rest of the record was, when exported
+        result.problems += [f"when exported: {text}" for text in _exported_problems(recorded)]
     elif found.status != recorded.get("status"):
         result.problems.append(
             f"journal: verifies as {found.status}, the manifest records {recorded.get('status')}"
         )
-    _check_refs(record / "journal.jsonl", manifest, listed, result)
+    _check_refs(journal, manifest, listed, result)
+
+
+def _exported_problems(recorded: dict[str, Any]) -> list[str]:
+    """What the manifest says did not verify at export, but the missing evidence (which
+    `_check_refs` reports blob by blob)."""
+    problems = recorded.get("problems")
+    if not isinstance(problems, list):  # a manifest of an older version: its one problem
+        return [f"{recorded.get('problem')} (the manifest records it)"]
+    return [
+        f"{problem.get('message')} (the manifest records it)"
+        for problem in problems
+        if isinstance(problem, dict) and problem.get("check") != "evidence-missing"
+    ]
 
 
 def _check_refs(journal: Path, manifest: Any, listed: list[Listed], result: BundleCheck) -> None:
@@ -397,25 +449,19 @@ def _check_refs(journal: Path, manifest: Any, listed: list[Listed], result: Bund
     evidence = manifest.get("evidence")
     missing = evidence.get("missing") if isinstance(evidence, dict) else None
     declared = {str(digest) for digest in missing} if isinstance(missing, list) else set()
-    absent = []
     for digest, line in evidence_refs(read_records(journal)[0]).items():
         if digest in present:
             continue
         if digest in declared:
-            absent.append((digest, line))
+            result.problems.append(
+                f"evidence {digest} (line {line}) was missing when exported (the manifest "
+                "records it in evidence.missing)"
+            )
         else:
             result.problems.append(
                 f"{EVIDENCE}{digest[:2]}/{digest}: referenced on journal line {line}, not in the "
                 "bundle (and the manifest does not declare it missing)"
             )
-    if absent:
-        digest, line = absent[0]
-        result.notes.append(
-            f"evidence {digest} (line {line}) was missing when exported"
-            if len(absent) == 1
-            else f"{len(absent)} evidence blobs were missing when exported (the first: evidence "
-            f"{digest}, line {line}); the manifest lists them in evidence.missing"
-        )
 
 
 def _text(value: object) -> str | None:

@@ -62,6 +62,8 @@ class LiveEvents:
             f"rejections: {sum(totals.rejected.values())}, reverts: {len(totals.dead_ends)}",
             f"model calls: {model.get('calls', 0)}, tokens: {_tokens(model)}",
             f"report: {session.layout.report}",
+            f"journal head: {session.journal.position.head} (line "
+            f"{session.journal.position.lines}; check with epistemic verify --expect-head)",
         ]
         if stop.final:
             lines[1:1] = ["", stop.final.strip(), ""]
@@ -114,6 +116,10 @@ class JsonEvents:
             tokens=dict(totals.model),
             report=str(session.layout.report),
             journal=str(session.layout.journal),
+            journal_head={
+                "lines": session.journal.position.lines,
+                "head": session.journal.position.head,
+            },
         )
 
 

@@ -164,6 +164,12 @@ def serve(keeper: Gatekeeper) -> None:
     finally:
         keeper.close()
         print("epistemic mcp: connection closed; the session is journaled", file=sys.stderr)
+        if keeper.session is not None:  # an anchor in the client's log, outside the workspace
+            position = keeper.session.journal.position
+            print(
+                f"epistemic mcp: journal head {position.head} (line {position.lines})",
+                file=sys.stderr,
+            )
 
 
 def register(sub: Any) -> None:
