@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from .evidence_check import Listing, Ref, check_evidence, list_store, refs_of
-from .journal import GENESIS, read_numbered
+from .journal import GENESIS, decode, read_numbered
 from .seal_check import Against, SealFile, judge_seals, read_seals
 from .structs import field, struct
 from .verify import TAMPERED, Problem, Verification, verify_journal
@@ -51,7 +51,8 @@ class Options:
 
 @struct(frozen=False)
 class _Walk:
-    """Collects, while the chain is walked, what the other checks need."""
+    """Collects, while the chain is walked, what the other checks need; a line is parsed only
+    when it is the header or holds an evidence ref (verify's throughput is the hash's)."""
 
     wanted: set[int]
     expect: str | None
@@ -59,24 +60,25 @@ class _Walk:
     refs: list[Ref] = field(default_factory=list)
     hashes: dict[int, str] = field(default_factory=dict)
     expected_at: int | None = None
-    calls: set[int] = field(default_factory=set)
-    outcomes: set[int] = field(default_factory=set)
+    calls: int = 0
+    outcomes: int = 0
 
-    def take(self, line: int, record: dict[str, Any], digest: str) -> None:
-        if line == 1 and record.get("kind") == "session":
-            self.header = record
-        self.refs.extend(refs_of(record, line))
+    def take(self, line: int, body: bytes, digest: str) -> None:
+        if line == 1:
+            record = decode(body)
+            self.header = record if record and record.get("kind") == "session" else {}
+        if b'"sha256"' in body:  # no string can hold it unescaped: only a ref or a policy
+            record = decode(body)
+            self.refs.extend(refs_of(record, line) if record is not None else ())
         if line in self.wanted:
             self.hashes[line] = digest
         if digest == self.expect and self.expected_at is None:
             self.expected_at = line
-        _count_call(record, self.calls, self.outcomes)
+        self.calls += body.find(CALL, 73, 128) >= 0
+        self.outcomes += body.find(OUTCOME, 73, 128) >= 0
 
 
-def _count_call(record: dict[str, Any], calls: set[int], outcomes: set[int]) -> None:
-    seq, kind = record.get("seq"), record.get("kind")
-    if type(seq) is int:
-        (calls if kind == "call" else outcomes if kind == "outcome" else set()).add(seq)
+CALL, OUTCOME = b'"kind":"call"', b'"kind":"outcome"'
 
 
 def record_folder(journal: Path) -> Path | None:
@@ -168,13 +170,13 @@ def _seals(result: Verification, walk: _Walk, seals: list[SealFile], options: Op
 
 
 def _evidence(result: Verification, walk: _Walk, listing: Listing, journal: Path) -> None:
-    refs, calls, outcomes = walk.refs, walk.calls, walk.outcomes
+    refs, in_flight = walk.refs, walk.calls - walk.outcomes
     if result.status == TAMPERED:  # refs beyond the break count too: every readable line
-        refs, calls, outcomes = [], set(), set()
-        for line, record in read_numbered(journal)[0]:
-            refs.extend(refs_of(record, line))
-            _count_call(record, calls, outcomes)
-    check = check_evidence(refs, listing, len(calls - outcomes))
+        records = read_numbered(journal)[0]
+        refs = [ref for line, record in records for ref in refs_of(record, line)]
+        kinds = [record.get("kind") for _, record in records]
+        in_flight = kinds.count("call") - kinds.count("outcome")
+    check = check_evidence(refs, listing, max(in_flight, 0))
     result.extra["evidence"] = check.to_json()
     result.notes.extend(check.notes)
     for problem in check.problems:

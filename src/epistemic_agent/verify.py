@@ -19,12 +19,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    OnRecord = Callable[[int, dict[str, Any], str], None]  # line number, record, its hash
+    OnLine = Callable[[int, bytes, str], None]  # line number, its bytes, its hash
 
 INTACT, TAMPERED, TORN = "intact", "tampered", "torn"
 EXIT_CODES = {INTACT: 0, TAMPERED: 1, TORN: 3}
 #: Problem ids of the journal itself (record_check.py adds evidence, seals and anchors).
 CHAIN, TRUNCATED, ANCHOR, TORN_LINE = "chain-broken", "journal-truncated", "anchor-mismatch", "torn"
+RECOVERY = b'"kind":"recovery"'
 
 
 @struct
@@ -112,13 +113,16 @@ def _verdict(
 
 
 def verify_journal(
-    journal: Path, anchor: Path | None = None, on_record: OnRecord | None = None
+    journal: Path, anchor: Path | None = None, on_line: OnLine | None = None
 ) -> Verification:
-    """Walk the chain once, then explain the first break if there is one. `on_record` sees
-    each readable line before the break, with its number and hash."""
+    """Walk the chain once, then explain the first break if there is one. `on_line` sees each
+    line that chains, before any break, with its number and hash. A line is parsed only when
+    it could be torn (it does not end like a JSON object) or closes a torn one: verifying
+    costs a hash per line."""
     expected = GENESIS.encode()
     count = 0
     unreadable: tuple[int, int] | None = None  # (line, bytes): fine only if its recovery follows
+    previous = b""
     notes: list[str] = []
     with journal.open("rb") as handle:
         for raw in handle:
@@ -127,25 +131,26 @@ def verify_journal(
                     break
                 return _torn_tail(journal, anchor, count, expected.decode(), len(raw), notes)
             body = raw[:-1]
-            record = decode(body)
-            if record is None:
-                if unreadable is not None or not count:
-                    break
+            if body.startswith(PREFIX) and body[9:73] == expected:
+                closes = unreadable or _torn(previous, count, body)
+                if closes is not None:
+                    if not recovers(decode(body) or {}, *closes):
+                        break
+                    notes.append(
+                        f"line {count} was torn by a crash and closed by the "
+                        f"recovery record on line {count + 1}"
+                    )
+                    unreadable = None
+                elif not body.endswith(b"}") and decode(body) is None:
+                    unreadable = (count + 1, len(body))
+            elif unreadable is None and count and decode(body) is None:
                 unreadable = (count + 1, len(body))
-            elif not body.startswith(PREFIX) or body[9:73] != expected:
+            else:
                 break
-            elif unreadable is not None:
-                if not recovers(record, *unreadable):
-                    break
-                notes.append(
-                    f"line {count} was torn by a crash and closed by the "
-                    f"recovery record on line {count + 1}"
-                )
-                unreadable = None
             digest = hashlib.sha256(body).hexdigest()
-            if record is not None and on_record is not None:
-                on_record(count + 1, record, digest)
-            expected = digest.encode()
+            if on_line is not None and unreadable is None:
+                on_line(count + 1, body, digest)
+            expected, previous = digest.encode(), body
             count += 1
         else:
             if unreadable is None:
@@ -156,6 +161,14 @@ def verify_journal(
     good_head = head if line - 1 == walked else _hash_of_line(journal, line - 1) or GENESIS
     found = Problem(CHAIN, problem, line)
     return _verdict(TAMPERED, walked, head, found, notes, line - 1, good_head)
+
+
+def _torn(previous: bytes, count: int, body: bytes) -> tuple[int, int] | None:
+    """A recovery record closing a torn line that happened to end like an object: the torn
+    line's number and size, when the previous line does not parse."""
+    if body.find(RECOVERY, 73, 128) < 0 or not previous or decode(previous) is not None:
+        return None
+    return count, len(previous)
 
 
 def _torn_tail(
