@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
         "(a crash mid-write), 2 when there is no journal or an option is malformed.",
     )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR|JOURNAL|BUNDLE.zip")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
         "--expect-head",
         metavar="HASH",
@@ -69,7 +69,7 @@ def register(sub: Any) -> None:
         metavar="SSH_KEY",
         help="a private key file, or a public key whose private half ssh-agent holds",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_cmd_seal)
 
 
