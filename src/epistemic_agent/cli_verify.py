@@ -110,7 +110,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         return _cmd_salvage(args)
     options = options_of(args)
     if is_bundle:  # an audit bundle (export)
-        from .cli_bundle import verify_bundle
+        from .bundle_check import verify_bundle
 
         return verify_bundle(Path(args.dir), args.json, options)
     from .record_check import check_record
