@@ -137,7 +137,9 @@ def _contents(session: Loaded, snapshot: Path) -> tuple[list[Entry], dict[str, A
     notes = list(session.notes)
     entries += _seals(session.journal.parent / "seals")
     entries += _reports(session, notes)
-    policies = _policies(session, entries, notes)
+    from .bundle_policies import policies_of
+
+    policies = policies_of(session, entries, notes)
     evidence = _evidence(session, entries, notes)
     integrity = session.integrity
     manifest: dict[str, Any] = {
@@ -164,7 +166,7 @@ def _seals(folder: Path) -> list[Entry]:
     for path in sorted(folder.iterdir()) if folder.is_dir() else []:
         name = path.name[:-4] if path.name.endswith(".sig") else path.name
         if NAME.fullmatch(name) and path.is_file() and not path.is_symlink():
-            data = _small_file(path, MAX_STATEMENT)
+            data = small_file(path, MAX_STATEMENT)
             if data is not None:
                 entries.append(Entry(SEALS + path.name, "seal", data=data))
     return entries
@@ -203,61 +205,7 @@ def _html(session: Loaded) -> tuple[bytes | None, str | None]:
         return None, f"the HTML report is not included: rendering failed ({error!r})"
 
 
-def _policies(session: Loaded, entries: list[Entry], notes: list[str]) -> list[dict[str, Any]]:
-    """Each policy in force during the session (header, then `policy` records), once."""
-    found: dict[tuple[str, str], dict[str, Any]] = {}
-    for record in session.records:
-        policy = record.get("policy") if record.get("kind") == "session" else record
-        if record.get("kind") not in ("session", "policy") or not isinstance(policy, dict):
-            continue
-        source, digest = str(policy.get("source", "")), str(policy.get("sha256", ""))
-        if source and (source, digest) not in found:
-            found[source, digest] = _policy(session, source, digest, entries, notes)
-    if not found:
-        notes.append("the journal records no policy (written before policies were applied)")
-    return list(found.values())
-
-
-def _policy(
-    session: Loaded, source: str, digest: str, entries: list[Entry], notes: list[str]
-) -> dict[str, Any]:
-    item: dict[str, Any] = {"source": source, "sha256": digest, "path": None, "note": None}
-    if source.startswith("preset:"):
-        item["note"] = "a preset: built in, no file"
-        return item
-    changed = None
-    for candidate in _policy_places(session, source):
-        data = _small_file(candidate)
-        if data is None:
-            continue
-        found = hashlib.sha256(data).hexdigest()
-        if found == digest:
-            name = POLICY + candidate.name
-            if any(entry.path == name for entry in entries):
-                name = f"{POLICY}{digest[:12]}-{candidate.name}"
-            entries.append(Entry(name, "policy", data=data))
-            item["path"] = name
-            return item
-        changed = changed or found
-    if changed:
-        item["note"] = f"the file has changed since (sha256 now {changed}): not included"
-    else:
-        item["note"] = "the file was not found: not included"
-    notes.append(f"policy {source}: {item['note']}")
-    return item
-
-
-def _policy_places(session: Loaded, source: str) -> list[Path]:
-    """Where a policy file may be now: as recorded, or at the same place in a moved workspace."""
-    recorded = str(session.header.get("workspace") or "")
-    path = Path(source)
-    places = [path] if path.is_absolute() else [Path(recorded) / path, session.workspace / path]
-    if recorded and source.startswith(recorded.rstrip("/") + "/"):
-        places.append(session.workspace / source[len(recorded.rstrip("/")) + 1 :])
-    return list(dict.fromkeys(places))
-
-
-def _small_file(path: Path, cap: int = POLICY_CAP) -> bytes | None:
+def small_file(path: Path, cap: int = POLICY_CAP) -> bytes | None:
     try:
         with path.open("rb") as handle:
             data = handle.read(cap + 1)
