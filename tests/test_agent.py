@@ -1281,3 +1281,17 @@ def test_live_events_show_a_spinner_during_model_calls_on_a_terminal() -> None:
     plain = LiveEvents(io.StringIO())  # not a terminal: no spinner, lines only
     plain.model_started(1)
     assert plain._status is None
+
+
+def test_run_prints_the_journal_head_at_the_end(ws: Path, tmp_path: Path) -> None:
+    from epistemic_agent.verify import verify_journal
+
+    script = write_script(tmp_path, [calls(bash("true", "collect-info")), final()])
+    done = run_cli(ws, script, "--json", env=cli_env())
+    head = verify_journal(ws / ".epistemic" / "journal.jsonl")
+    stop = json_lines(done.stdout)[-1]
+    assert stop["journal_head"] == {"lines": head.lines, "head": head.head}
+    script = write_script(tmp_path, [final()], name="again.json")
+    done = run_cli(ws, script, env=cli_env())
+    head = verify_journal(ws / ".epistemic" / "journal.jsonl")
+    assert f"journal head: {head.head} (line {head.lines};" in done.stdout

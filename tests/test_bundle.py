@@ -54,12 +54,18 @@ def records(workspace: Path) -> Records:
     return [json.loads(line) for line in journal_of(workspace).read_text().splitlines()]
 
 
-def edit(workspace: Path, change: Callable[[Records], Records]) -> None:
-    """Rewrite a journal's records by hand (which breaks the chain, as editing does)."""
-    lines = [
-        json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in change(records(workspace))
-    ]
+def edit(workspace: Path, change: Callable[[Records], Records], rechain: bool = False) -> None:
+    """Rewrite a journal's records by hand (which breaks the chain, as editing does); with
+    `rechain`, as another writer would: a valid chain, and no head anchor."""
+    lines, prev = [], "0" * 64
+    for n, found in enumerate(change(records(workspace)), start=1):
+        if rechain:
+            found = {"prev": prev, "n": n, **{k: v for k, v in found.items() if k != "prev"}}
+        lines.append(json.dumps(found, ensure_ascii=False, separators=(",", ":")))
+        prev = hashlib.sha256(lines[-1].encode()).hexdigest()
     journal_of(workspace).write_text("".join(line + "\n" for line in lines))
+    if rechain:
+        (workspace / ".epistemic" / "head.json").unlink()
 
 
 def record(found: Records, kind: str, seq: int) -> dict[str, Any]:
@@ -169,6 +175,7 @@ def test_lint_finds_seeded_problems(copy: Path, capsys: pytest.CaptureFixture[st
         ("flag-not-recorded", 18),
         ("outcome-orphan", 99),
         ("outcome-missing", 17),
+        ("integrity/chain-broken", None),  # edited by hand: the chain says so
     }
     assert all(f["check"] in CHECKS or f["check"].startswith("gate/") for f in data["findings"])
     assert all(isinstance(f["line"], int) for f in data["findings"])
@@ -194,7 +201,7 @@ def test_lint_notes_lines_of_another_version(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     later = {"kind": "call", "v": 2, "seq": 19, "tool": "bash", "act": "x", "reason": ""}
-    edit(copy, lambda found: [*found, later])
+    edit(copy, lambda found: [*found, later], rechain=True)
     code, out, _ = run(capsys, "lint", str(copy), "--json")
     data = json.loads(out)
     assert code == 1
@@ -209,7 +216,7 @@ def test_lint_notes_lines_of_another_version(
 def test_lint_of_newer_lines_is_incomplete_not_clean(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    edit(copy, lambda found: [{**r, "v": 2} for r in found])
+    edit(copy, lambda found: [{**r, "v": 2} for r in found], rechain=True)
     code, out, _ = run(capsys, "lint", str(copy))
     assert code == 1
     lines = out.splitlines()
@@ -310,7 +317,11 @@ def test_lint_reads_a_journal_another_tool_wrote(
     journal.write_text("".join(json.dumps(line) + "\n" for line in lines))
     code, out, _ = run(capsys, "lint", str(journal))
     assert code == 1
-    assert out.splitlines()[1:7] == [
+    assert out.splitlines()[1] == (
+        "(line 1) integrity/chain-broken: line 1 is not a chained journal entry (it has no "
+        "`prev` hash): written by a tool that keeps no chain, or edited"
+    )
+    assert out.splitlines()[2:8] == [
         "(line 1) header-missing: line 1 is not a session header",
         "call 1 gate/observation-writes: declared an observation (collect-info), wrote an "
         "effect: `> out.txt` writes out.txt; if this output is the deliverable, use "
@@ -443,9 +454,11 @@ def test_export_notes_missing_evidence(copy: Path, tmp_path: Path) -> None:
     manifest = manifest_of(members(target))
     assert manifest["evidence"]["missing"] == [blob.name]
     assert any(f"evidence {blob.name}" in note for note in manifest["notes"])
-    done = epistemic("verify", str(target))
-    assert done.returncode == 0
-    assert f"evidence {blob.name}" in done.stdout and "missing when exported" in done.stdout
+    assert any(p["check"] == "evidence-missing" for p in manifest["verification"]["problems"])
+    done = epistemic("verify", str(target))  # the record was damaged: the bundle says so
+    assert done.returncode == 1
+    assert done.stdout.startswith(f"TAMPERED: evidence {blob.name}")
+    assert "missing when exported" in done.stdout
 
 
 def test_export_includes_the_policy_file_while_it_is_unchanged(tmp_path: Path) -> None:
@@ -633,11 +646,12 @@ def test_missing_evidence_is_one_note(copy: Path, tmp_path: Path) -> None:
     (note,) = [note for note in manifest["notes"] if "evidence" in note]
     assert note.startswith(f"{len(blobs)} evidence blobs the journal references are missing")
     done = epistemic("verify", str(target))
-    assert done.returncode == 0, done.stdout
+    assert done.returncode == 1, done.stdout
     (note,) = [line for line in done.stdout.splitlines() if "export: " in line]
     assert note.startswith(f"note: export: {len(blobs)} evidence blobs the journal references")
-    (note,) = [line for line in done.stdout.splitlines() if "when exported" in line]
-    assert note.startswith(f"note: {len(blobs)} evidence blobs were missing when exported")
+    missing = [line for line in done.stdout.splitlines() if "missing when exported" in line]
+    assert len(missing) == len(blobs)  # one line each
+    assert {line.split()[2] for line in missing} == {blob.name for blob in blobs}
 
 
 def test_what_is_not_a_bundle(bundle: Path, tmp_path: Path) -> None:

@@ -100,11 +100,18 @@ def ws(tmp_path: Path) -> Path:
 # -- exec -----------------------------------------------------------------------------------
 
 
+def head_line(ws: Path) -> str:
+    """What exec prints on stderr last: the journal's head, an anchor for the CI log."""
+    lines = (ws / ".epistemic" / "journal.jsonl").read_bytes().splitlines()
+    head = hashlib.sha256(lines[-1]).hexdigest()
+    return f"epistemic: journal head {head} (line {len(lines)})\n"
+
+
 def test_exec_streams_stdout_and_stderr_and_exits_zero(ws: Path) -> None:
     done = run_exec(ws, "echo out; echo err >&2")
     assert done.returncode == 0
     assert done.stdout == "out\n"
-    assert done.stderr == "err\n"
+    assert done.stderr == "err\n" + head_line(ws)
     [view] = log_json(ws)
     assert (view["status"], view["returncode"], view["ok"]) == ("ran", 0, True)
 
@@ -113,7 +120,7 @@ def test_exec_exits_with_the_commands_status(ws: Path) -> None:
     done = run_exec(ws, "echo out; echo err >&2; exit 7")
     assert done.returncode == 7
     assert done.stdout == "out\n"
-    assert done.stderr == "err\n"
+    assert done.stderr == "err\n" + head_line(ws)
     [view] = log_json(ws)
     assert (view["status"], view["returncode"], view["ok"]) == ("ran", 7, False)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent import executor
+from epistemic_agent import executor, mdsafe
 from epistemic_agent import session as session_module
 from epistemic_agent.confine_platform import GUARANTEES, Platform, detect
 from epistemic_agent.consistency import FLAGS
@@ -508,8 +508,9 @@ def test_each_flag_shows_everywhere(flagged: Flagged, flag: str) -> None:
     assert ACT_OF[flag] in rows[0]
     # RATIONALE.md: the call's entry, and the section near the top
     text = flagged.rationale
-    assert f"**⚠ Declared versus done** (`{flag}`): {message}" in entry(text, seq)
-    assert f"- **Call {seq}** ⚠ `{flag}`: {message}" in mismatch_section(text)
+    shown = mdsafe.text(message)  # as RATIONALE.md shows journal text: escaped
+    assert f"**⚠ Declared versus done** (`{flag}`): {shown}" in entry(text, seq)
+    assert f"- **Call {seq}** ⚠ `{flag}`: {shown}" in mismatch_section(text)
     assert text.index("## ⚠ Declared versus done") < text.index("## Narrative")
 
 
@@ -864,8 +865,11 @@ def test_a_command_that_deletes_the_journal_anyway_is_flagged_and_the_journal_re
         result = session.bash(sneaky, "change-state", CHANGE)
         session.bash("echo after", "collect-info", LOOK)
     assert "record-tampered" in result.flags
-    done = epistemic("verify", str(ws))
-    assert done.returncode == 0, done.stdout
+    done = epistemic("verify", str(ws), "--json")  # the chain holds; the lost evidence shows
+    verdict = json.loads(done.stdout)
+    assert done.returncode == 1 and verdict["verified"]["lines"] == verdict["lines"]
+    assert [p["check"] for p in verdict["problems"]] == ["evidence-missing"]
+    assert "(stdout of call 1, line 3) is missing" in verdict["problem"]
     kinds = [
         json.loads(line)["kind"]
         for line in (ws / ".epistemic" / "journal.jsonl").read_text().splitlines()

@@ -121,7 +121,7 @@ def test_demo_rationale_has_every_section(demo: tuple[Any, Path]) -> None:
     _, out = demo
     text = (out / "RATIONALE.md").read_text(encoding="utf-8")
     assert text.startswith("# RATIONALE\n")
-    assert "**Task:** `process_orders.py` is supposed to" in text
+    assert "**Task:** \\`process_orders.py\\` is supposed to" in text  # shown, not rendered
     assert "_17 tool call(s), of which 10 shell act(s) with a declared intent._" in text
     assert "_1 call(s) rejected by the gate; they did not run._" in text
     assert "| act type | calls | share |" in text
@@ -147,7 +147,7 @@ def test_demo_rationale_has_every_section(demo: tuple[Any, Path]) -> None:
     ending = section(text, "How it ended")
     assert "**Stopped:** `finished`: the model answered without tool calls" in ending
     assert "**Final answer:**" in ending
-    assert "> Fixed four bugs in process_orders.py" in ending
+    assert "```text\nFixed four bugs in process_orders.py" in ending  # several lines: as written
 
     lines = (out / ".epistemic" / "journal.jsonl").read_bytes().splitlines()
     head = hashlib.sha256(lines[-1]).hexdigest()

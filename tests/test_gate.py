@@ -270,6 +270,20 @@ RULE_CASES: list[tuple[str, object, object, str, list[str]]] = [
         ["is the workspace itself"],
     ),
     (
+        "path-too-long-name",
+        "write_file",
+        file_args("write_file", path="notes/" + "n" * 256),
+        "path-too-long",
+        ["is 256 bytes long; a file or folder name may have at most 255"],
+    ),
+    (
+        "path-too-long-whole",
+        "read_file",
+        file_args("read_file", path="/".join(["p" * 250] * 17)),
+        "path-too-long",
+        ["bytes long; a path may have at most 4095"],
+    ),
+    (
         "path-protected-journal",
         "read_file",
         file_args("read_file", path=".epistemic/journal.jsonl"),

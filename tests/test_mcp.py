@@ -251,3 +251,27 @@ def test_malformed_requests_get_protocol_errors_and_stdout_stays_clean(ws: Path)
     assert replies[2]["error"]["code"] == -32601  # method not found
     assert json.loads(replies[3]["result"]["content"][0]["text"])["stdout"] == "noise\n"
     assert journal(ws)[0]["mcp_client"] == {"name": "probe", "version": "9"}
+
+
+async def test_the_head_is_printed_to_stderr_when_the_connection_closes(ws: Path) -> None:
+    import os
+
+    log_path = ws.parent / "head.err"
+    # the SDK passes the server only a few variables: this tree's PYTHONPATH too, here
+    params = StdioServerParameters(
+        command=EPISTEMIC, args=["mcp", "-C", str(ws)], env=dict(os.environ)
+    )
+    with log_path.open("w") as log:
+        async with (
+            stdio_client(params, errlog=log) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            call = {"command": "true", "type": "collect-info", "reason": LOOK}
+            await session.call_tool("bash", call)
+    for _ in range(100):  # the server writes its last lines as it exits
+        if "journal head" in log_path.read_text():
+            break
+        time.sleep(0.05)
+    head = verify_journal(ws / ".epistemic" / "journal.jsonl")
+    assert f"epistemic mcp: journal head {head.head} (line {head.lines})" in log_path.read_text()

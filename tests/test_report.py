@@ -157,7 +157,7 @@ def test_narrative_entries(small: Path) -> None:
     assert "**Outcome:** rc=1 — one · workspace read-only" in narrative
     assert "**Outcome:** created a.txt (4 bytes) · changed: 1 created\n" in narrative
     assert "**Outcome:** rc=3 — (no output) · " in narrative
-    assert "**Rejected** (`reason-too-short`): `reason` is too terse (1 chars" in narrative
+    assert "**Rejected** (`reason-too-short`): \\`reason\\` is too terse (1 chars" in narrative
     assert "**Rejected** (`unknown-tool`): unknown tool 'nope'" in narrative
     assert narrative.count("**Outcome:** ") == 7
 

@@ -242,9 +242,22 @@ def test_truncated_tail_without_anchor_is_only_a_note(ws: Path) -> None:
     assert result.status == "intact"
     assert result.lines == LINES - 2
     assert any("no head anchor" in note for note in result.notes), result.notes
-    done = cli_verify(ws)
-    assert done.returncode == 0
+    done = cli_verify(ws)  # the chain cannot tell, the evidence can: call 3's output is orphaned
+    assert done.returncode == 1
+    assert (
+        done.stdout.startswith("TAMPERED: evidence ") and "referenced by no record" in done.stdout
+    )
     assert "note: no head anchor" in done.stdout
+
+
+def test_a_cut_of_only_the_last_outcome_without_anchor_is_a_note(ws: Path) -> None:
+    lines = read_lines(ws)
+    write_lines(ws, lines[:-1])
+    anchor_of(ws).unlink()
+    done = cli_verify(ws)  # call 3 now has no outcome: its output may be a call in flight
+    assert done.returncode == 0, done.stdout
+    assert "note: no head anchor" in done.stdout
+    assert "note: 1 evidence blob(s) referenced by no record yet" in done.stdout
 
 
 def test_edited_last_line_is_caught_by_the_anchor(ws: Path) -> None:
@@ -278,10 +291,24 @@ def test_unreadable_anchor_is_noted(ws: Path) -> None:
     assert result.notes == ["the head anchor head.json is unreadable; tail not checked"]
 
 
+def anchor_at(ws: Path, count: int) -> None:
+    """Move the head anchor back to line `count`, as it stood before the next line was written
+    (a crash mid-write of a line leaves the anchor before it)."""
+    lines = read_lines(ws)
+    position = {
+        "offset": sum(map(len, lines[:count])),
+        "lines": count,
+        "head": sha(lines[count - 1].rstrip(b"\n")),
+        "last_seq": 0,
+    }
+    anchor_of(ws).write_text(json.dumps(position).ljust(255) + "\n")
+
+
 def test_file_cut_mid_line_is_torn(ws: Path) -> None:
     data = journal_of(ws).read_bytes()
     lines = read_lines(ws)
     keep = sum(map(len, lines[:-1])) + len(lines[-1]) // 2
+    anchor_at(ws, LINES - 1)
     journal_of(ws).write_bytes(data[:keep])
     result = verify_journal(journal_of(ws), anchor_of(ws))
     assert result.status == "torn"
@@ -300,6 +327,7 @@ def test_file_cut_mid_line_is_torn(ws: Path) -> None:
 
 def test_missing_final_newline_is_torn(ws: Path) -> None:
     data = journal_of(ws).read_bytes()
+    anchor_at(ws, LINES - 1)
     journal_of(ws).write_bytes(data[:-1])
     result = verify_journal(journal_of(ws), anchor_of(ws))
     assert result.status == "torn"

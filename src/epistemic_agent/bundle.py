@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any, BinaryIO
 
+    from .evidence_check import Listing
     from .journal import Record
     from .sessions import Loaded
 
@@ -30,6 +31,7 @@ MANIFEST = "manifest.json"
 JOURNAL = ".epistemic/journal.jsonl"
 ANCHOR = ".epistemic/head.json"
 EVIDENCE = ".epistemic/evidence/"
+SEALS = ".epistemic/seals/"
 PAGES = ".epistemic/report/"
 REPORT = "RATIONALE.md"
 HTML = "report.html"
@@ -61,7 +63,8 @@ def export(target: Path, output: Path, force: bool) -> dict[str, Any]:
     except ReadError as error:
         raise UsageError(str(error)) from None
     with tempfile.TemporaryDirectory(prefix="epistemic-export-") as folder:
-        session = _snapshot(journal, Path(folder))
+        session, listing = _snapshot(journal, Path(folder))
+        _check_whole(session, Path(folder) / ".epistemic", listing)
         entries, manifest = _contents(session, Path(folder) / ".epistemic")
         manifest["files"] = _write_zip(output, entries, manifest, force)
     return manifest
@@ -78,13 +81,15 @@ def _check_output(output: Path, force: bool) -> None:
         raise UsageError(f"{output} exists; pass --force to replace it")
 
 
-def _snapshot(journal: Path, folder: Path) -> Loaded:
+def _snapshot(journal: Path, folder: Path) -> tuple[Loaded, Listing]:
     """Copy the journal and its anchor under the journal's shared lock (writers take it
-    exclusively for each append), and load the copy: one consistent state, even mid-session."""
+    exclusively for each append), list the evidence folder with them, and load the copy: one
+    consistent state, even mid-session."""
     import contextlib
     import fcntl
     import shutil
 
+    from .evidence_check import list_store
     from .sessions import ReadError, load
 
     record = folder / ".epistemic"
@@ -96,6 +101,7 @@ def _snapshot(journal: Path, folder: Path) -> Loaded:
                 fcntl.flock(source, fcntl.LOCK_SH)
             if anchor.is_file():
                 shutil.copyfile(anchor, record / "head.json")
+            listing = list_store(journal.parent / "evidence")
             shutil.copyfileobj(source, target, BLOCK)
         session = load(copy)
     except ReadError as error:
@@ -103,7 +109,21 @@ def _snapshot(journal: Path, folder: Path) -> Loaded:
     except OSError as error:
         raise UsageError(f"{journal}: cannot read: {error.strerror or error}") from None
     session.journal = journal  # the session's own place: its workspace, evidence, report
-    return session
+    return session, listing
+
+
+def _check_whole(session: Loaded, snapshot: Path, listing: Listing) -> None:
+    """The snapshot's chain and anchor, with the evidence as listed and the seals beside the
+    journal (record_check.py): the verification the manifest records."""
+    from .record_check import check_record
+
+    anchor = snapshot / "head.json"
+    session.integrity = check_record(
+        snapshot / "journal.jsonl",
+        anchor if anchor.is_file() else None,
+        record=session.journal.parent,
+        listing=listing,
+    )
 
 
 def _contents(session: Loaded, snapshot: Path) -> tuple[list[Entry], dict[str, Any]]:
@@ -115,8 +135,11 @@ def _contents(session: Loaded, snapshot: Path) -> tuple[list[Entry], dict[str, A
     if (snapshot / "head.json").is_file():
         entries.append(Entry(ANCHOR, "anchor", snapshot / "head.json"))
     notes = list(session.notes)
+    entries += _seals(session.journal.parent / "seals")
     entries += _reports(session, notes)
-    policies = _policies(session, entries, notes)
+    from .bundle_policies import policies_of
+
+    policies = policies_of(session, entries, notes)
     evidence = _evidence(session, entries, notes)
     integrity = session.integrity
     manifest: dict[str, Any] = {
@@ -133,6 +156,20 @@ def _contents(session: Loaded, snapshot: Path) -> tuple[list[Entry], dict[str, A
         "notes": notes,
     }
     return entries, manifest
+
+
+def _seals(folder: Path) -> list[Entry]:
+    """Each seal's statement and signature (docs/security.md), as they are."""
+    from .seal import MAX_STATEMENT, NAME
+
+    entries = []
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        name = path.name[:-4] if path.name.endswith(".sig") else path.name
+        if NAME.fullmatch(name) and path.is_file() and not path.is_symlink():
+            data = small_file(path, MAX_STATEMENT)
+            if data is not None:
+                entries.append(Entry(SEALS + path.name, "seal", data=data))
+    return entries
 
 
 def _reports(session: Loaded, notes: list[str]) -> list[Entry]:
@@ -168,78 +205,26 @@ def _html(session: Loaded) -> tuple[bytes | None, str | None]:
         return None, f"the HTML report is not included: rendering failed ({error!r})"
 
 
-def _policies(session: Loaded, entries: list[Entry], notes: list[str]) -> list[dict[str, Any]]:
-    """Each policy in force during the session (header, then `policy` records), once."""
-    found: dict[tuple[str, str], dict[str, Any]] = {}
-    for record in session.records:
-        policy = record.get("policy") if record.get("kind") == "session" else record
-        if record.get("kind") not in ("session", "policy") or not isinstance(policy, dict):
-            continue
-        source, digest = str(policy.get("source", "")), str(policy.get("sha256", ""))
-        if source and (source, digest) not in found:
-            found[source, digest] = _policy(session, source, digest, entries, notes)
-    if not found:
-        notes.append("the journal records no policy (written before policies were applied)")
-    return list(found.values())
-
-
-def _policy(
-    session: Loaded, source: str, digest: str, entries: list[Entry], notes: list[str]
-) -> dict[str, Any]:
-    item: dict[str, Any] = {"source": source, "sha256": digest, "path": None, "note": None}
-    if source.startswith("preset:"):
-        item["note"] = "a preset: built in, no file"
-        return item
-    changed = None
-    for candidate in _policy_places(session, source):
-        data = _small_file(candidate)
-        if data is None:
-            continue
-        found = hashlib.sha256(data).hexdigest()
-        if found == digest:
-            name = POLICY + candidate.name
-            if any(entry.path == name for entry in entries):
-                name = f"{POLICY}{digest[:12]}-{candidate.name}"
-            entries.append(Entry(name, "policy", data=data))
-            item["path"] = name
-            return item
-        changed = changed or found
-    if changed:
-        item["note"] = f"the file has changed since (sha256 now {changed}): not included"
-    else:
-        item["note"] = "the file was not found: not included"
-    notes.append(f"policy {source}: {item['note']}")
-    return item
-
-
-def _policy_places(session: Loaded, source: str) -> list[Path]:
-    """Where a policy file may be now: as recorded, or at the same place in a moved workspace."""
-    recorded = str(session.header.get("workspace") or "")
-    path = Path(source)
-    places = [path] if path.is_absolute() else [Path(recorded) / path, session.workspace / path]
-    if recorded and source.startswith(recorded.rstrip("/") + "/"):
-        places.append(session.workspace / source[len(recorded.rstrip("/")) + 1 :])
-    return list(dict.fromkeys(places))
-
-
-def _small_file(path: Path) -> bytes | None:
+def small_file(path: Path, cap: int = POLICY_CAP) -> bytes | None:
     try:
         with path.open("rb") as handle:
-            data = handle.read(POLICY_CAP + 1)
+            data = handle.read(cap + 1)
     except OSError:
         return None
-    return data if len(data) <= POLICY_CAP else None
+    return data if len(data) <= cap else None
 
 
 def _evidence(session: Loaded, entries: list[Entry], notes: list[str]) -> dict[str, Any]:
     """Every blob the journal references; the missing ones are noted, not invented."""
     store = session.journal.parent / "evidence"
     refs = evidence_refs(session.records)
-    missing = []
+    missing, odd = [], 0
     for digest in sorted(refs):
         blob = store / digest[:2] / digest
-        if blob.is_file():
+        if blob.is_file() and not blob.is_symlink():  # as it is: a changed blob fails verify
             entries.append(Entry(f"{EVIDENCE}{digest[:2]}/{digest}", "evidence", blob))
+        elif blob.exists() or blob.is_symlink():
+            odd += 1  # a link or a folder: not copied (the check names it)
         else:
             missing.append(digest)
     first = next((digest for digest in refs if digest in missing), "")  # in journal order
@@ -250,7 +235,16 @@ def _evidence(session: Loaded, entries: list[Entry], notes: list[str]) -> dict[s
             f"{len(missing)} evidence blobs the journal references are missing (the first: "
             f"evidence {first}, referenced on line {refs[first]}); evidence.missing lists them"
         )
-    return {"referenced": len(refs), "included": len(refs) - len(missing), "missing": missing}
+    integrity = session.integrity
+    problems = (
+        [p for p in integrity.problems if p.check.startswith("evidence-")] if integrity else []
+    )
+    return {
+        "referenced": len(refs),
+        "included": len(refs) - len(missing) - odd,
+        "missing": missing,
+        "problems": [problem.to_json() for problem in problems],
+    }
 
 
 def evidence_refs(records: list[Record]) -> dict[str, int | None]:

@@ -66,13 +66,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .journal import JournalError
 
         if isinstance(error, JournalError):
-            print(f"epistemic: {error}", file=sys.stderr)
+            hint = _salvage_hint(error.journal) if error.journal is not None else ""
+            print(f"epistemic: {error}{hint}", file=sys.stderr)  # one line
             return EXIT_RECORD
         if type(error).__name__ == "PolicyError":  # policy.py is imported only when used
             for line in getattr(error, "errors", None) or [str(error)]:
                 print(f"epistemic: {line}", file=sys.stderr)
             return EXIT_USAGE
         raise
+
+
+def _salvage_hint(journal: Path) -> str:
+    """What to run when the journal is damaged: see what verifies, then continue after it."""
+    import shlex
+
+    folder = journal.parent
+    workspace = shlex.quote(str(folder.parent if folder.name == ".epistemic" else folder))
+    return (
+        f"; to continue after its last good line: `epistemic verify --salvage {workspace}` "
+        "(the damaged journal and its evidence are kept under .epistemic/damaged/)"
+    )
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -180,15 +193,9 @@ def _register_readers(sub: Any) -> None:
     p = sub.add_parser("report", help="re-render RATIONALE.md from the journal")
     p.add_argument("dir", nargs="?", default=".", metavar="DIR")
     p.set_defaults(handler=_cmd_report)
-    p = sub.add_parser(
-        "verify",
-        help="check the journal's hash chain",
-        description="Exit 0 when intact, 1 when tampered, 3 when the last "
-        "line is torn (a crash mid-write), 2 when there is no journal.",
-    )
-    p.add_argument("dir", nargs="?", default=".", metavar="DIR|JOURNAL|BUNDLE.zip")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_cmd_verify)
+    from .cli_verify import register
+
+    register(sub)  # verify and seal
     p = sub.add_parser("types", help="the act vocabulary")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_cmd_types)
@@ -250,7 +257,8 @@ def _cmd_tool(args: argparse.Namespace) -> int:
             "args-not-object", f"--args is not valid JSON ({error}).", args.name, given=args.args
         )
         with _open_session(args) as session:
-            return _print_result(args, session.reject(rejected), streamed=False)
+            result = session.reject(rejected)
+        return _print_result(args, result, False, session.journal.position)
     return _run_call(args, args.name, payload)
 
 
@@ -259,7 +267,7 @@ def _run_call(args: argparse.Namespace, tool: str, payload: Any) -> int:
     sink = _stream_output if streamed else None
     with _open_session(args) as session:
         result = session.call(tool, payload, on_output=sink)
-    return _print_result(args, result, streamed)
+    return _print_result(args, result, streamed, session.journal.position)
 
 
 def _stream_output(done: Any) -> None:
@@ -289,10 +297,31 @@ def _silence(stream: Any) -> None:
     os.close(devnull)
 
 
-def _print_result(args: argparse.Namespace, result: Any, streamed: bool) -> int:
+def head_line(position: Any) -> str:
+    """The journal's head after a session, printed so that logs keep an anchor outside the
+    workspace (`epistemic verify --expect-head`; docs/security.md)."""
+    return f"epistemic: journal head {position.head} (line {position.lines})"
+
+
+def _print_result(args: argparse.Namespace, result: Any, streamed: bool, position: Any) -> int:
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
-    elif result.status in ("rejected", "denied"):
+        head = {"lines": position.lines, "head": position.head}
+        print(json.dumps({**result.to_json(), "journal_head": head}, ensure_ascii=False))
+    else:
+        _print_text(result, streamed)
+        print(head_line(position), file=sys.stderr)
+    if result.status in ("rejected", "denied"):
+        return EXIT_REJECTED
+    if result.timed_out:
+        return EXIT_TIMEOUT
+    if result.returncode is not None:
+        code = int(result.returncode)
+        return 128 - code if code < 0 else code  # killed by signal N: 128+N, as shells do
+    return 0 if result.ok else 1
+
+
+def _print_text(result: Any, streamed: bool) -> None:
+    if result.status in ("rejected", "denied"):
         print(result.for_model(), file=sys.stderr)
     elif not streamed:
         text = result.stdout if result.ok else result.outcome
@@ -301,16 +330,8 @@ def _print_result(args: argparse.Namespace, result: Any, streamed: bool) -> int:
             end="" if text.endswith("\n") else "\n",
             file=sys.stdout if result.ok else sys.stderr,
         )
-    if result.status in ("rejected", "denied"):
-        return EXIT_REJECTED
-    if result.timed_out:
-        if streamed:
-            print(f"epistemic: {result.outcome}", file=sys.stderr)
-        return EXIT_TIMEOUT
-    if result.returncode is not None:
-        code = int(result.returncode)
-        return 128 - code if code < 0 else code  # killed by signal N: 128+N, as shells do
-    return 0 if result.ok else 1
+    if result.timed_out and streamed and result.status not in ("rejected", "denied"):
+        print(f"epistemic: {result.outcome}", file=sys.stderr)
 
 
 def _journal_path(target: str) -> Path:
@@ -352,30 +373,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
     position = rebuild(layout)
     print(f"{layout.report} re-rendered from {position.lines} journal line(s)")
     return 0
-
-
-def _cmd_verify(args: argparse.Namespace) -> int:
-    if args.dir.endswith(".zip") and not Path(args.dir).is_dir():  # an audit bundle (export)
-        from .cli_bundle import verify_bundle
-
-        return verify_bundle(Path(args.dir), args.json)
-    from .layout import Layout
-    from .verify import verify_journal
-
-    journal = _journal_path(args.dir)
-    layout = Layout.find(journal)
-    anchor = layout.head if layout.journal == journal.resolve() else None
-    result = verify_journal(journal, anchor)
-    if args.json:
-        print(json.dumps(result.to_json()))
-        return result.exit_code
-    if result.status == "intact":
-        print(f"intact: {result.lines} line(s), head {result.head}")
-    else:
-        print(f"{result.status.upper()}: {result.problem}")
-    for note in result.notes:
-        print(f"note: {note}")
-    return result.exit_code
 
 
 def _cmd_types(args: argparse.Namespace) -> int:
@@ -479,6 +476,7 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "log": _register_readers,
     "report": _register_readers,
     "verify": _register_readers,
+    "seal": _register_readers,
     "types": _register_readers,
     "rules": _register_readers,
     "classify": _register_effects,

@@ -1,9 +1,5 @@
-"""`epistemic lint`, `epistemic export` and `epistemic verify BUNDLE.zip` (docs/audit-bundle.md).
-
-A bundle is untrusted input: member names are checked before anything is read, every read is
-capped by the size the manifest declares, and only the journal and its anchor are written out
-(to a temporary folder, under fixed names) so the hash chain can be walked.
-"""
+"""`epistemic lint` and `epistemic export` (docs/audit-bundle.md); `epistemic verify
+BUNDLE.zip` is bundle_check.py's."""
 
 from __future__ import annotations
 
@@ -12,23 +8,18 @@ import json
 import sys
 from pathlib import Path
 
-from .bundle import ANCHOR, EVIDENCE, FORMAT, HEX64, JOURNAL, MANIFEST, sha256_stream
+from .bundle_check import verify_bundle
 from .errors import UsageError
 from .safetext import visible
-from .structs import field, struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 
-    from .verify import Verification
+__all__ = ["register", "verify_bundle"]  # verify_bundle: where it was first, for callers
 
+JOURNAL_CHECKS = ("chain-broken", "journal-truncated", "anchor-mismatch", "torn")
 EXIT_FINDINGS = 1
-EXIT_USAGE = 2
-MAX_MEMBERS = 100_000
-MAX_MANIFEST = 64 << 20
-MAX_FILE = 8 << 30
-MAX_TOTAL = 64 << 30
 
 
 def register(sub: Any) -> None:
@@ -44,6 +35,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("path", metavar="PATH", help="a journal, a workspace or its .epistemic folder")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--expect-head",
+        metavar="HASH",
+        help="a head hash kept elsewhere, as for `epistemic verify`",
+    )
     p.set_defaults(handler=_cmd_lint)
     p = sub.add_parser(
         "export",
@@ -60,13 +56,19 @@ def register(sub: Any) -> None:
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
+    from .cli_verify import options_of
     from .lint import lint
+    from .record_check import check_record
     from .sessions import ReadError, load
 
+    options = options_of(args)
     try:
-        session = load(Path(args.path))
+        session = load(Path(args.path), verify=False)
     except ReadError as error:
         raise UsageError(str(error)) from None
+    journal = session.journal
+    anchor = journal.parent / "head.json" if journal.name == "journal.jsonl" else None
+    session.integrity = check_record(journal, anchor, options)  # chain, evidence and seals
     result = lint(session)
     skipped = sum(result.unchecked.values())
     if args.json:
@@ -115,308 +117,14 @@ def _cmd_export(args: argparse.Namespace) -> int:
     for note in manifest["notes"]:
         print(visible(f"note: {note}"))
     if status != "intact":
+        problems = checked.get("problems") or []
+        what = "journal" if str(checked.get("check")) in JOURNAL_CHECKS else "record"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         print(
             visible(
-                f"epistemic: warning: the journal is {status.upper()}: {checked.get('problem')}; "
-                "the bundle's manifest records this"
+                f"epistemic: warning: the {what} is {status.upper()}: {checked.get('problem')}"
+                f"{more}; the bundle's manifest records this"
             ),
             file=sys.stderr,
         )
     return 0
-
-
-def verify_bundle(path: Path, as_json: bool) -> int:
-    """Check an audit bundle: 0 intact, 1 tampered, 3 torn journal, 2 when it is not a bundle
-    (or there is no such file)."""
-    try:
-        if not path.exists():
-            raise UsageError("no such bundle: the file does not exist")
-        result = check_bundle(path)
-    except UsageError as error:
-        print(visible(f"epistemic: {path}: {error}"), file=sys.stderr)
-        return EXIT_USAGE
-    if as_json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
-        return result.exit_code
-    if result.status == "intact":
-        journal = result.journal
-        lines, head = (journal.lines, journal.head) if journal else (0, "-")
-        shown = [
-            f"intact: {path}: {result.files} file(s) as the manifest lists them; "
-            f"journal {lines} line(s), head {head}"
-        ]
-    else:
-        shown = [f"{result.status.upper()}: {result.problems[0]}"]
-        shown += [f"also: {problem}" for problem in result.problems[1:]]
-    shown += [f"note: {note}" for note in result.notes]
-    print("\n".join(visible(line) for line in shown))
-    return result.exit_code
-
-
-@struct(frozen=False)
-class BundleCheck:
-    """The verdict on one bundle: every problem found (the first is `problem`), and notes."""
-
-    status: str = "intact"
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    files: int = 0
-    session: str | None = None
-    journal: Verification | None = None
-
-    @property
-    def exit_code(self) -> int:
-        return {"intact": 0, "tampered": 1, "torn": 3}[self.status]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "problem": self.problems[0] if self.problems else None,
-            "problems": self.problems,
-            "notes": self.notes,
-            "files": self.files,
-            "session": self.session,
-            "journal": self.journal.to_json() if self.journal else None,
-        }
-
-
-@struct
-class Listed:
-    """One manifest entry."""
-
-    path: str
-    size: int
-    sha256: str
-    role: str
-
-
-def check_bundle(path: Path) -> BundleCheck:
-    """Verify a bundle; UsageError when it is not one (not a zip, no or bad manifest)."""
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return _check(archive)
-    except zipfile.BadZipFile as error:
-        raise UsageError(f"not an audit bundle: not a zip file ({error})") from None
-    except OSError as error:
-        raise UsageError(f"cannot read: {error.strerror or error}") from None
-
-
-def _check(archive: Any) -> BundleCheck:
-    import tempfile
-    from collections import Counter
-
-    everything = archive.infolist()
-    infos = [info for info in everything if not _folder(info)]
-    names = Counter(info.filename for info in infos)
-    refused = [
-        f"unsafe member name {info.filename!r} ({problem})"
-        for info in everything
-        if (problem := _unsafe(info.filename[:-1] if _folder(info) else info.filename))
-    ]
-    refused += [
-        f"member {name!r} appears {count} times" for name, count in names.items() if count > 1
-    ]
-    if len(everything) > MAX_MEMBERS:
-        refused.append(f"{len(everything)} members, more than {MAX_MEMBERS}")
-    if refused:
-        return BundleCheck("tampered", [f"refused: {refused[0]}; nothing was extracted"])
-    by_name = {info.filename: info for info in infos}
-    manifest = _manifest(archive, by_name.get("manifest.json"))
-    listed = _listed(manifest)
-    notes = manifest.get("notes")
-    result = BundleCheck(session=_text(manifest.get("session")), files=len(listed))
-    result.notes += [f"export: {n}" for n in notes if n] if isinstance(notes, list) else []
-    with tempfile.TemporaryDirectory(prefix="epistemic-bundle-") as folder:
-        record = Path(folder) / ".epistemic"
-        record.mkdir()
-        for entry in listed:
-            target = {JOURNAL: record / "journal.jsonl", ANCHOR: record / "head.json"}
-            problem = _check_member(archive, by_name.get(entry.path), entry, target.get(entry.path))
-            result.problems += [problem] if problem else []
-        known = {entry.path for entry in listed} | {MANIFEST}
-        result.problems += [
-            f"{name}: in the bundle but not listed in the manifest"
-            for name in by_name
-            if name not in known
-        ]
-        if (record / "journal.jsonl").is_file():
-            _check_journal(record, manifest, listed, result)
-    if result.problems:
-        result.status = "tampered"
-    elif result.journal is not None and result.journal.status == "torn":
-        result.status = "torn"
-        result.problems.append(f"journal: {result.journal.problem}")
-    return result
-
-
-def _folder(info: Any) -> bool:
-    """A directory entry (`zip -r` adds one per folder): a name ending in `/`, no content.
-    It is not a file: not extracted, not in the manifest, not an extra member."""
-    name: str = info.filename
-    return name.endswith("/") and info.file_size == 0 and len(name) > 1
-
-
-def _safe(name: str) -> bool:
-    return _unsafe(name) is None
-
-
-def _unsafe(name: str) -> str | None:
-    """Why a member name is not a plain relative path, or None when it is one."""
-    if name.startswith("/"):
-        return "absolute"
-    if name[1:2] == ":":
-        return "a drive letter"
-    if "\\" in name:
-        return "a backslash"
-    if "\x00" in name:
-        return "a NUL character"
-    parts = name.split("/")
-    if ".." in parts:
-        return "a `..` part"
-    if not name or any(part in ("", ".") for part in parts):
-        return "an empty or `.` part"
-    return None
-
-
-def _manifest(archive: Any, info: Any) -> dict[str, Any]:
-    import io
-
-    if info is None:
-        raise UsageError("not an audit bundle: it has no manifest.json")
-    if info.file_size > MAX_MANIFEST:
-        raise UsageError(f"manifest.json is larger than {MAX_MANIFEST} bytes")
-    sink = io.BytesIO()
-    try:
-        with archive.open(info) as stream:
-            sha256_stream(stream, MAX_MANIFEST, sink)
-        manifest = json.loads(sink.getvalue())
-    except (ValueError, RecursionError) as error:
-        raise UsageError(f"manifest.json is not valid JSON ({error})") from None
-    except Exception as error:  # zip-level failures: bad CRC, unsupported compression
-        raise UsageError(f"manifest.json cannot be read ({error})") from None
-    found = manifest.get("format") if isinstance(manifest, dict) else None
-    if found != FORMAT:
-        raise UsageError(
-            f"not an audit bundle: manifest.json's format is {found!r}, not {FORMAT!r}"
-        )
-    return dict(manifest)
-
-
-def _listed(manifest: dict[str, Any]) -> list[Listed]:
-    """The manifest's file list, validated (UsageError: there is nothing to check against)."""
-    files = manifest.get("files")
-    listed = [_entry(item) for item in files] if isinstance(files, list) else [None]
-    bad = next((index for index, entry in enumerate(listed) if entry is None), None)
-    if bad is not None:
-        raise UsageError(
-            f"manifest.json: files[{bad}] is not a valid entry"
-            if files
-            else "manifest.json has no `files` list"
-        )
-    paths = [entry.path for entry in listed if entry is not None]
-    if len(set(paths)) != len(paths) or MANIFEST in paths or JOURNAL not in paths:
-        raise UsageError(f"manifest.json: the files must be unique and include {JOURNAL}")
-    if sum(entry.size for entry in listed if entry is not None) > MAX_TOTAL:
-        raise UsageError(f"the bundle declares more than {MAX_TOTAL} bytes: not checked")
-    return [entry for entry in listed if entry is not None]
-
-
-def _entry(item: object) -> Listed | None:
-    if not isinstance(item, dict):
-        return None
-    path, size, digest = item.get("path"), item.get("size"), item.get("sha256")
-    if not isinstance(path, str) or not _safe(path) or not isinstance(digest, str):
-        return None
-    if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_FILE:
-        return None
-    return (
-        Listed(path, size, digest, str(item.get("role", ""))) if HEX64.fullmatch(digest) else None
-    )
-
-
-def _check_member(archive: Any, info: Any, entry: Listed, target: Path | None) -> str | None:
-    """The member's size and SHA-256 against the manifest; evidence also against its name."""
-    name = entry.path
-    if info is None:
-        return f"{name}: listed in the manifest but missing from the bundle"
-    if info.is_dir() or (info.external_attr >> 16) & 0o170000 == 0o120000:
-        return f"{name}: not a regular file (a directory or a symbolic link)"
-    if info.file_size != entry.size:
-        return f"{name}: size expected {entry.size} (manifest), found {info.file_size}"
-    try:
-        with archive.open(info) as stream:
-            if target is None:
-                found, size = sha256_stream(stream, entry.size)
-            else:
-                with target.open("wb") as sink:
-                    found, size = sha256_stream(stream, entry.size, sink)
-    except Exception as error:  # bad CRC, truncated data, encryption, unknown compression
-        return f"{name}: cannot be read from the zip ({error})"
-    if size != entry.size:
-        return f"{name}: size expected {entry.size} (manifest), found {size}"
-    if found != entry.sha256:
-        return f"{name}: sha256 expected {entry.sha256} (manifest), found {found}"
-    if name.startswith(EVIDENCE) and name[len(EVIDENCE) :] != f"{found[:2]}/{found}":
-        return f"{name}: evidence does not hash to its name (found {found})"
-    return None
-
-
-def _check_journal(record: Path, manifest: Any, listed: list[Listed], result: BundleCheck) -> None:
-    """Walk the extracted journal's chain; compare with the manifest; cross-check evidence."""
-    from .verify import verify_journal
-
-    anchor = record / "head.json"
-    found = verify_journal(record / "journal.jsonl", anchor if anchor.is_file() else None)
-    result.journal = found
-    result.notes += [f"journal: {note}" for note in found.notes]
-    recorded = manifest.get("verification")
-    recorded = recorded if isinstance(recorded, dict) else {}
-    if found.status == "tampered":
-        known = recorded.get("status") == "tampered"
-        when = " (so when exported: the manifest records it)" if known else ""
-        result.problems.append(f"journal: {found.problem}{when}")
-    elif found.head != recorded.get("head"):
-        result.problems.append(
-            f"journal: head expected {recorded.get('head')} (manifest), found {found.head}"
-        )
-    elif found.status != recorded.get("status"):
-        result.problems.append(
-            f"journal: verifies as {found.status}, the manifest records {recorded.get('status')}"
-        )
-    _check_refs(record / "journal.jsonl", manifest, listed, result)
-
-
-def _check_refs(journal: Path, manifest: Any, listed: list[Listed], result: BundleCheck) -> None:
-    """Evidence the journal references must be in the bundle, or declared missing at export."""
-    from .bundle import evidence_refs
-    from .journal import read_records
-
-    present = {entry.path[-64:] for entry in listed if entry.path.startswith(EVIDENCE)}
-    evidence = manifest.get("evidence")
-    missing = evidence.get("missing") if isinstance(evidence, dict) else None
-    declared = {str(digest) for digest in missing} if isinstance(missing, list) else set()
-    absent = []
-    for digest, line in evidence_refs(read_records(journal)[0]).items():
-        if digest in present:
-            continue
-        if digest in declared:
-            absent.append((digest, line))
-        else:
-            result.problems.append(
-                f"{EVIDENCE}{digest[:2]}/{digest}: referenced on journal line {line}, not in the "
-                "bundle (and the manifest does not declare it missing)"
-            )
-    if absent:
-        digest, line = absent[0]
-        result.notes.append(
-            f"evidence {digest} (line {line}) was missing when exported"
-            if len(absent) == 1
-            else f"{len(absent)} evidence blobs were missing when exported (the first: evidence "
-            f"{digest}, line {line}); the manifest lists them in evidence.missing"
-        )
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None

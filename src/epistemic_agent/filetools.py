@@ -42,11 +42,14 @@ def precheck(call: Call, workspace: Path) -> Rejected | None:
         )
     if call.tool != "str_replace_edit":
         return None
-    if not target.is_file():
-        return _refuse(
-            call, "file-missing", f"{call.path!r} does not exist; create it with write_file."
-        )
-    count = _read_text(target).count(call.args["old"])
+    try:
+        if not target.is_file():
+            return _refuse(
+                call, "file-missing", f"{call.path!r} does not exist; create it with write_file."
+            )
+        count = _read_text(target).count(call.args["old"])
+    except OSError:  # a name the file system refuses, a file it cannot read: the edit says so
+        return None
     if count != 1:
         where = "does not occur" if count == 0 else f"occurs {count} times"
         return _refuse(
@@ -63,13 +66,20 @@ def _refuse(call: Call, rule: str, message: str) -> Rejected:
 
 
 def run_file_tool(call: Call, workspace: Path, limit: int) -> FileOutcome:
+    """Run a file tool; what the file system refuses (a name too long for it, a folder where
+    a file should be, no permission) is a failed outcome, never an exception."""
     assert call.path is not None
     target = workspace / call.path
-    if call.tool == "read_file":
-        return _read(call, target, limit)
-    if call.tool == "write_file":
-        return _write(call.path, target, str(call.args["content"]))
-    return _edit(call, target)
+    verb = {"read_file": "read", "write_file": "write"}.get(call.tool, "edit")
+    try:
+        if call.tool == "read_file":
+            return _read(call, target, limit)
+        if call.tool == "write_file":
+            return _write(call.path, target, str(call.args["content"]))
+        return _edit(call, target)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        return FileOutcome(False, f"{verb} failed: {reason}", f"{verb} failed: {reason}", b"")
 
 
 def _read(call: Call, target: Path, limit: int) -> FileOutcome:

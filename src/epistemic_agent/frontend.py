@@ -87,6 +87,8 @@ class LiveEvents:
             f"model calls: {model.get('calls', 0)}, tokens: {_tokens(model)}",
             *spend_lines(totals.spend),
             f"report: {session.layout.report}",
+            f"journal head: {session.journal.position.head} (line "
+            f"{session.journal.position.lines}; check with epistemic verify --expect-head)",
         ]
         if stop.final:
             lines[1:1] = ["", stop.final.strip(), ""]
@@ -148,6 +150,10 @@ class JsonEvents:
             spend=totals.spend.to_json(),
             report=str(session.layout.report),
             journal=str(session.layout.journal),
+            journal_head={
+                "lines": session.journal.position.lines,
+                "head": session.journal.position.head,
+            },
         )
 
 

@@ -32,11 +32,12 @@ def atomic_write(target: Path, data: bytes, mode: int | None = None) -> None:
 
     Without `mode` the file is created 0644 (less the umask); with it, exactly that mode.
     """
+    prefix = "." + _shortened(target.name) + "."  # beside a 255-byte name: still a valid name
     try:
-        handle, name = make_unique(target.parent, prefix=f".{target.name}.", mode=0o644)
+        handle, name = make_unique(target.parent, prefix=prefix, mode=0o644)
     except FileNotFoundError:
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = make_unique(target.parent, prefix=f".{target.name}.", mode=0o644)
+        handle, name = make_unique(target.parent, prefix=prefix, mode=0o644)
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
@@ -46,6 +47,12 @@ def atomic_write(target: Path, data: bytes, mode: int | None = None) -> None:
     except BaseException:
         name.unlink(missing_ok=True)
         raise
+
+
+def _shortened(name: str, most: int = 200) -> str:
+    """A file name cut to at most `most` bytes (whole characters)."""
+    data = name.encode("utf-8", "surrogateescape")
+    return name if len(data) <= most else data[:most].decode("utf-8", "ignore")
 
 
 def exchange_write(target: Path, data: bytes, spare: Path) -> None:

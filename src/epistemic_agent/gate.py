@@ -36,6 +36,7 @@ RULES: dict[str, str] = {
     "hypothesis-incomplete": "a test-hypothesis reason without both a belief and its refutation",
     "path-outside-workspace": "a file tool path that leaves the workspace",
     "path-protected": "a file tool path inside the record (.epistemic/ or RATIONALE.md)",
+    "path-too-long": "a file tool path with a part over 255 bytes, or over 4,095 bytes in all",
     "self-approval": "a command that answers an approval request (`epistemic approve`/`deny`)",
     "line-range-invalid": "read_file with end_line before start_line",
     "edit-noop": "str_replace_edit whose old and new are identical, or old is empty",
@@ -510,6 +511,9 @@ def resolve_path(workspace: str, path: str) -> str | Rejected:
     rel = posixpath.relpath(full, root)
     if rel == ".":
         return Rejected("path-outside-workspace", f"{path!r} is the workspace itself.", "")
+    too_long = _too_long(full)
+    if too_long:
+        return Rejected("path-too-long", too_long, "")
     if is_protected(rel):
         return Rejected(
             "path-protected",
@@ -518,6 +522,26 @@ def resolve_path(workspace: str, path: str) -> str | Rejected:
             "",
         )
     return rel
+
+
+NAME_MAX = 255  # bytes in one part of a path (Linux file systems); PATH_MAX counts the NUL
+PATH_MAX = 4096
+
+
+def _too_long(full: str) -> str | None:
+    """Why the file system would refuse this path as too long (ENAMETOOLONG), if it would."""
+    size = len(full.encode("utf-8", "surrogatepass"))
+    if size >= PATH_MAX:
+        return f"the path is {size} bytes long; a path may have at most {PATH_MAX - 1}."
+    for part in full.split("/"):
+        length = len(part.encode("utf-8", "surrogatepass"))
+        if length > NAME_MAX:
+            shown = part[:24] + "…"
+            return (
+                f"the path part {shown!r} is {length} bytes long; a file or folder name may "
+                f"have at most {NAME_MAX}. Use a shorter name."
+            )
+    return None
 
 
 def _json_name(value: object) -> str:

@@ -31,7 +31,12 @@ else:
 
 
 class JournalError(Exception):
-    """The journal cannot be appended to safely (its chain is broken, or it is unreadable)."""
+    """The journal cannot be appended to safely (its chain is broken, or it is unreadable).
+    `journal` names a damaged journal (`epistemic verify --salvage` can continue after it)."""
+
+    def __init__(self, message: str, journal: Path | None = None) -> None:
+        super().__init__(message)
+        self.journal = journal
 
 
 def line_hash(body: bytes) -> str:
@@ -212,8 +217,9 @@ class JournalWriter:
         if os.fstat(self._anchor_fd).st_size > ANCHOR_SIZE:
             os.ftruncate(self._anchor_fd, ANCHOR_SIZE)
 
-    def append(self, record: Record, *, durable: bool) -> Record:
-        """Chain, write and (if durable) fsync one record. Caller holds the lock."""
+    def append(self, record: Record, *, durable: bool, before: bytes = b"") -> Record:
+        """Chain, write and (if durable) fsync one record. Caller holds the lock. `before`
+        goes out in the same write (the newline that closes a torn line)."""
         full: Record = {
             "prev": self.position.head,
             "n": self.position.lines + 1,
@@ -221,7 +227,7 @@ class JournalWriter:
         }
         full.update((k, v) for k, v in record.items() if k not in CHAIN_FIELDS)
         body = encode(full)
-        self._write(body + b"\n")
+        self._write(before + body + b"\n")
         if durable:
             os.fsync(self._fd)
             self._unsynced = False
@@ -242,7 +248,9 @@ class JournalWriter:
     def _catch_up(self) -> None:
         size = os.fstat(self._fd).st_size
         if size < self.position.offset:
-            raise JournalError(f"{self.path} shrank below what was already read: truncated")
+            raise JournalError(
+                f"{self.path} shrank below what was already read: truncated", self.path
+            )
         unrecovered: tuple[int, int] | None = None  # (line, bytes) awaiting a recovery record
         torn = b""
         for body in read_lines(self._fd, self.position.offset, size):
@@ -253,13 +261,16 @@ class JournalWriter:
         if not self._anchor_checked:  # before anything is appended: nothing may cover it up
             self._anchor_checked = True
             self._check_anchor(unrecovered)
-        if torn:
-            self._write(b"\n")  # close the torn line; the recovery record says what it was
+        if unrecovered is not None:  # complete, yet no writer wrote it: not a crash's doing
+            raise JournalError(
+                f"{self.path}: line {unrecovered[0]} is not a journal entry, and it ends in a "
+                "newline (a crash leaves an incomplete last line): it was added or overwritten",
+                self.path,
+            )
+        if torn:  # closed, and described by the recovery record, in one write
             self._advance(torn, {"kind": "unreadable"})
-            unrecovered = (self.position.lines, len(torn))
-        if unrecovered is not None:
-            line, size = unrecovered
-            self.append({"kind": "recovery", "torn_line": line, "torn_bytes": size}, durable=True)
+            line = {"kind": "recovery", "torn_line": self.position.lines, "torn_bytes": len(torn)}
+            self.append(line, durable=True, before=b"\n")
 
     def _check_anchor(self, unrecovered: tuple[int, int] | None) -> None:
         """The journal must still hold everything the head anchor recorded, unchanged."""
@@ -283,7 +294,8 @@ class JournalWriter:
             problem = f"line {anchored.lines} changed after it was written"
         if problem:
             raise JournalError(
-                f"{self.path}: {problem}; run `epistemic verify` before appending to it"
+                f"{self.path}: {problem}; run `epistemic verify` before appending to it",
+                self.path,
             )
 
     def _take(self, body: bytes, unrecovered: tuple[int, int] | None) -> tuple[int, int] | None:
@@ -294,16 +306,19 @@ class JournalWriter:
         if record is None:
             if number == 1 or unrecovered is not None:
                 raise JournalError(
-                    f"{self.path}: line {bad} is not a journal entry; this is not an intact journal"
+                    f"{self.path}: line {bad} is not a journal entry; "
+                    "this is not an intact journal",
+                    self.path,
                 )
             self._advance(body, {"kind": "unreadable"})
             return number, len(body)
         if record.get("prev") != self.position.head or (
-            unrecovered is not None and record.get("kind") != "recovery"
+            unrecovered is not None and not recovers(record, *unrecovered)
         ):
             raise JournalError(
                 f"{self.path}: the hash chain breaks at line {bad}; "
-                "run `epistemic verify` before appending to it"
+                "run `epistemic verify` before appending to it",
+                self.path,
             )
         self._advance(body, record)
         return None
@@ -321,6 +336,15 @@ class JournalWriter:
             return False
         body = tail[:-1].rsplit(b"\n", 1)[-1]
         return line_hash(body) == start.head and (window == start.offset or b"\n" in tail[:-1])
+
+
+def recovers(record: Record, line: int, size: int) -> bool:
+    """Whether a record is the recovery record of the torn line `line` of `size` bytes."""
+    return (
+        record.get("kind") == "recovery"
+        and record.get("torn_line") == line
+        and record.get("torn_bytes") == size
+    )
 
 
 def read_records(path: Path) -> tuple[list[Record], list[str]]:

@@ -3,9 +3,9 @@
 For journals written by older versions or by other tools writing the same format. Each accepted
 call is re-checked against the gate's rules that apply to a recorded call, the history rules
 (revert, cleanup) and the outcome flags recomputed from what was observed; the record's own
-structure is checked too (seq numbers, outcomes). The hash chain is `epistemic verify`'s job:
-lint reads the records as they are and only notes a broken chain. Check ids are stable
-(docs/audit-bundle.md).
+structure is checked too (seq numbers, outcomes). Whatever `epistemic verify` finds wrong with
+the record (the chain, the evidence, the seals) is an `integrity/ID` finding, and the records
+are linted as they are all the same. Check ids are stable (docs/audit-bundle.md).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .gate import MIN_REASON, Call, GateConfig, Rejected, check
 from .history import History, covers, inside
 from .journal import FORMAT_VERSION, listed, newer_note, newer_version, versions_text
 from .observe import Changes
+from .record_check import PROBLEMS
 from .records import seq_of
 from .structs import field, struct
 from .vocabulary import ACTS_BY_NAME, FILE_TOOL_ACTS, is_mutating
@@ -48,6 +49,7 @@ CHECKS: dict[str, str] = {
     "flag-unknown": "the outcome records a flag id this version does not know",
     "flag-not-recorded": "recomputing from what was observed raises a flag the outcome lacks",
     "flag-not-reproduced": "the outcome records a flag that recomputation does not raise",
+    **{f"integrity/{name}": meaning for name, meaning in PROBLEMS.items()},
 }
 UNRECOMPUTABLE = frozenset({"record-tampered"})  # only the live session can see it
 _HEX = "0123456789abcdef"
@@ -103,11 +105,16 @@ def lint(session: Loaded, temp: str | None = None) -> LintResult:
     result.notes.extend(linter.notes)
     result.calls = len(linter.calls)
     integrity = session.integrity
-    if integrity is not None and integrity.status != "intact":
+    if integrity is not None and (integrity.damaged or integrity.status == "torn"):
         result.notes.append(
             f"the hash chain does not verify ({integrity.status}: {integrity.problem}); lint "
             "checked the records as they are: run `epistemic verify` for the chain"
         )
+    if integrity is not None and integrity.status == "tampered":  # the record, as verify sees it
+        result.findings[:0] = [
+            Finding(f"integrity/{problem.check}", problem.message, None, problem.line)
+            for problem in integrity.problems
+        ]
     return result
 
 

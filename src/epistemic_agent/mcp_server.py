@@ -252,7 +252,11 @@ def serve(keeper: Gatekeeper) -> None:
         anyio.run(main)
     finally:
         keeper.close()
-        print("epistemic mcp: connection closed; the session is journaled", file=sys.stderr)
+        said = "epistemic mcp: connection closed; the session is journaled"
+        if keeper.session is not None:  # an anchor in the client's log, outside the workspace
+            position = keeper.session.journal.position
+            said += f"\nepistemic mcp: journal head {position.head} (line {position.lines})"
+        print(said, file=sys.stderr, flush=True)  # one write: the client may end us soon
 
 
 def _load_sdk(keeper: Gatekeeper, loaded: dict[str, Any], ready: threading.Event) -> None:

@@ -256,6 +256,8 @@ def _where(handle_fd: int, handle: bytes) -> str | None:
         return None  # ESTALE: deleted (or the handle is of another file system)
     try:
         target = os.readlink(f"/proc/self/fd/{found}")
+    except OSError:  # a path longer than PATH_MAX: placed by the names events gave instead
+        return None
     finally:
         os.close(found)
     return None if target.endswith(" (deleted)") else target

@@ -1,10 +1,13 @@
-"""Scrubbing secrets (API keys, tokens, passwords, secret environment values) out of text
-before it is recorded; each is replaced in place by a marker such as `[REDACTED:openai-key]`."""
+"""Scrubbing secrets (API keys, tokens, passwords, secret environment values, the values of
+keys that name a secret) out of text before it is recorded; each is replaced in place by a
+marker such as `[REDACTED:openai-key]`."""
 
 from __future__ import annotations
 
 import os
 import re
+
+from . import redact_assign as assign
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -101,6 +104,9 @@ class Redactor:
             if not count:
                 break
             total += count
+        if "=" in out or ":" in out or "--" in out:  # last: a marker it leaves exposes nothing
+            out, count = assign.scrub_assignments(out, _is_marker)
+            total += count
         return (out if total else value), total
 
     def data(self, value: bytes) -> tuple[bytes, int]:
@@ -126,7 +132,8 @@ class Redactor:
         return obj, 0
 
     def _pass(self, text: str) -> tuple[str, int]:
-        """Environment values first (whole, whatever their shape), built-in formats, policy."""
+        """Environment values first (whole, whatever their shape), built-in formats, policy.
+        (The values of keys that name a secret go after the passes: see `text`.)"""
         count, env = 0, self._secrets()
         contains = text.__contains__  # map() over a C method: no Python frame per clue
         if env and any(map(contains, env)):
@@ -179,7 +186,7 @@ class Redactor:
         if scan is not None:
             return scan
         env = self._secrets()
-        labels = {label for label, _ in _FORMATS}
+        labels = {label for label, _ in _FORMATS} | {assign.LABEL}
         labels.update(marker[10:-1] for marker in env.values())
         labels.update(f"policy:{i}" for i in range(1, len(self._patterns) + 1))
         marker = rf"\[REDACTED:(?:{'|'.join(map(re.escape, sorted(labels)))})\]"
@@ -215,6 +222,17 @@ def _scrub(scan: re.Pattern[str], text: str, env: dict[str, str]) -> tuple[str, 
 
     out = scan.sub(replace, text)
     return (out if count else text), count
+
+
+def _is_marker(value: str) -> bool:
+    """Whether a value is scrubbed already: markers and nothing else but spaces, escaped line
+    ends and an auth scheme (`Bearer [REDACTED:bearer-token]`); any other text goes."""
+    return "[REDACTED:" in value and _SCRUBBED.fullmatch(value) is not None
+
+
+_SCRUBBED = re.compile(
+    r"(?:\s|\\[nrt]|\[REDACTED:[\w:.-]+\]|(?i:bearer|basic|token|digest|negotiate)\b)*"
+)
 
 
 def _splice(match: re.Match[str], span: tuple[int, int], marker: str) -> str:

@@ -1,10 +1,11 @@
-"""Markdown for RATIONALE.md: pure functions from report state to text."""
+"""Markdown for RATIONALE.md: pure functions from report state to text. Every piece of journal
+text goes through mdsafe (escaped, a code span, or a fenced block): it cannot make structure."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from .mdsafe import block, code, prose, text, visible
 from .records import CallView
 from .vocabulary import act_order
 
@@ -17,26 +18,26 @@ def header(session: Mapping[str, Any]) -> str:
     lines = ["# RATIONALE", ""]
     if session:
         facts = [
-            f"session `{session.get('session', '?')}`",
-            f"started {session.get('started', '?')}",
-            f"workspace `{session.get('workspace', '?')}`",
+            f"session {code(session.get('session', '?'))}",
+            f"started {text(session.get('started', '?'))}",
+            f"workspace {code(session.get('workspace', '?'))}",
         ]
         if session.get("git_head"):
-            facts.append(f"git `{str(session['git_head'])[:12]}`")
-        facts.append(f"user `{session.get('user', '?')}`")
-        facts.append(f"epistemic-agent {session.get('tool_version', '?')}")
+            facts.append(f"git {code(str(session['git_head'])[:12])}")
+        facts.append(f"user {code(session.get('user', '?'))}")
+        facts.append(f"epistemic-agent {text(session.get('tool_version', '?'))}")
         lines += ["_" + " · ".join(facts) + "_", ""]
         policy = session.get("policy")
         if isinstance(policy, dict) and policy.get("source"):
             lines += [
-                f"_Policy in force: `{policy['source']}` "
-                f"(sha256 `{str(policy.get('sha256'))[:16]}…`)._",
+                f"_Policy in force: {code(policy['source'])} "
+                f"(sha256 {code(str(policy.get('sha256'))[:16])}…)._",
                 "",
             ]
         lines += confinement_banner(session.get("confinement"))
         task = session.get("task")
         if isinstance(task, str) and task.strip():
-            lines += ["**Task:** " + _one_paragraph(task), ""]
+            lines += [prose("**Task:**", task), ""]
     return "\n".join(lines) + "\n"
 
 
@@ -71,7 +72,8 @@ def shape(counts: Mapping[str, int], shell: int, rejected: int) -> str:
         lines += ["| act type | calls | share |", "|----------|------:|------:|"]
         for act in sorted(counts, key=act_order):
             if counts[act]:
-                lines.append(f"| `{act}` | {counts[act]} | {round(100 * counts[act] / total)}% |")
+                share = round(100 * counts[act] / total)
+                lines.append(f"| {code(act, cell=True)} | {counts[act]} | {share}% |")
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -97,7 +99,9 @@ def model_line(usage: Mapping[str, int], ending: Mapping[str, Any]) -> str:
         )
     if usage.get("cached_tokens"):
         tokens += f" ({usage['cached_tokens']} cached)"
-    return f"_Model `{ending.get('model', '?')}`: {usage['calls']} model call(s), {tokens}._\n\n"
+    return (
+        f"_Model {code(ending.get('model', '?'))}: {usage['calls']} model call(s), {tokens}._\n\n"
+    )
 
 
 def ending(ending: Mapping[str, Any]) -> str:
@@ -106,17 +110,16 @@ def ending(ending: Mapping[str, Any]) -> str:
         return ""
     lines = ["## How it ended", ""]
     if ending.get("stop"):
-        lines += [
-            f"**Stopped:** `{ending['stop']}`: {_one_paragraph(str(ending.get('message')))}",
-            "",
-        ]
+        lines += [prose(f"**Stopped:** {code(ending['stop'])}:", ending.get("message")), ""]
     if ending.get("final"):
         lines += ["**Final answer:**", "", _quote(str(ending["final"])), ""]
     return "\n".join(lines) + "\n"
 
 
-def _quote(text: str) -> str:
-    return "\n".join("> " + line if line else ">" for line in text.strip().splitlines())
+def _quote(answer: str) -> str:
+    """One line as a quote; several, as written, in a block (its Markdown is not rendered)."""
+    body = answer.strip()
+    return block(body) if "\n" in body or "\r" in body else "> " + text(body, line_start=True)
 
 
 def mismatches(flagged: Sequence[Mapping[str, Any]], total: int) -> str:
@@ -124,8 +127,7 @@ def mismatches(flagged: Sequence[Mapping[str, Any]], total: int) -> str:
     if not total:
         return ""
     items = "".join(
-        f"- **Call {f['seq']}** ⚠ `{f['flag']}`: {_one_paragraph(str(f['message']))}\n"
-        for f in flagged
+        f"- **Call {text(f['seq'])}** ⚠ {code(f['flag'])}: {text(f['message'])}\n" for f in flagged
     )
     more = (
         f"\n_{total} in all; the {len(flagged)} most recent are listed._\n"
@@ -138,19 +140,20 @@ def mismatches(flagged: Sequence[Mapping[str, Any]], total: int) -> str:
 
 def entry(view: CallView) -> str:
     """One numbered narrative entry."""
-    act = f"`{view.act}`" if view.act else "(no act)"
+    act = code(view.act) if view.act else "(no act)"
     title = f"### {view.seq}. {act} · {view.label}"
     if view.tool != "bash":
-        title += f" · {view.tool}"
-    parts = [title, "", f"**Why:** {_one_paragraph(view.reason) or '_(no reason given)_'}", ""]
+        title += f" · {text(view.tool)}"
+    why = prose("**Why:**", view.reason) if view.reason.strip() else "**Why:** _(no reason given)_"
+    parts = [title, "", why, ""]
     if view.command:
-        parts += [_code(view.command, view.tool == "bash"), ""]
+        parts += [block(view.command, "bash") if view.tool == "bash" else code(view.command), ""]
     if view.approval:
         parts += [_approval(view.approval), ""]
     if view.status == "rejected":
-        parts += [f"**Rejected** (`{view.rule}`): {_one_paragraph(view.message or '')}", ""]
+        parts += [prose(f"**Rejected** ({code(view.rule)}):", view.message or ""), ""]
     elif view.status == "denied":
-        parts += [f"**Did not run:** {_one_paragraph(view.outcome)}", ""]
+        parts += [prose("**Did not run:**", view.outcome), ""]
     elif view.status == "unknown":
         parts += [
             "**Outcome:** unknown: no outcome was recorded (still running, or the "
@@ -158,9 +161,9 @@ def entry(view: CallView) -> str:
             "",
         ]
     else:
-        parts += [f"**Outcome:** {_one_paragraph(view.outcome)}{_observed(view)}", ""]
+        parts += [_outcome(view), ""]
     parts += [
-        f"**⚠ Declared versus done** (`{f.get('flag')}`): {_one_paragraph(str(f.get('message')))}"
+        f"**⚠ Declared versus done** ({code(f.get('flag'))}): {text(f.get('message'))}"
         for f in view.flags
     ]
     if view.flags:
@@ -168,22 +171,31 @@ def entry(view: CallView) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _outcome(view: CallView) -> str:
+    """`**Outcome:** rc=0 — ok · changed nothing`; an outcome of several lines in a block."""
+    shown = prose("**Outcome:**", view.outcome)
+    if "\n" not in shown:
+        return shown + _observed(view)
+    label, rest = shown.split("\n", 1)
+    return label + _observed(view) + "\n" + rest
+
+
 def _approval(approval: Mapping[str, Any]) -> str:
     """Who decided about a call the policy asked about: `**Approved** by alice (terminal)...`."""
     decision = "Approved" if approval.get("decision") == "approved" else "Denied"
     who = approval.get("by") or ("timeout" if approval.get("timed_out") else "nobody")
     rule = approval.get("rule") or "default"
-    text = f"**{decision}** by `{who}` via {approval.get('channel', '?')}, {approval.get('t', '?')}"
-    text += f" (policy rule `{rule}`)"
+    channel, when = text(approval.get("channel", "?")), text(approval.get("t", "?"))
+    line = f"**{decision}** by {code(who)} via {channel}, {when} (policy rule {code(rule)})"
     comment = approval.get("comment")
-    return text + (f": “{_one_paragraph(str(comment))}”" if comment else "")
+    return line + (f": “{text(comment)}”" if comment else "")
 
 
 def _observed(view: CallView) -> str:
     """What the call was seen to change, and whether its workspace was read-only."""
     notes = []
     if view.enforcement and view.enforcement != "none":
-        notes.append(f"workspace read-only ({view.enforcement})")
+        notes.append(f"workspace read-only ({text(view.enforcement)})")
     if view.observed:
         changed = [
             f"{len(view.observed.get(k, []))} {k}"
@@ -191,7 +203,7 @@ def _observed(view: CallView) -> str:
             if view.observed.get(k)
         ]
         notes.append("changed: " + ", ".join(changed) if changed else "changed nothing")
-    return (" · " + " · ".join(notes)) if notes else ""
+    return (" · " + " · ".join(notes)) if notes else ""  # before the outcome's text
 
 
 def narrative(links: str, entries: Iterable[str]) -> str:
@@ -210,8 +222,8 @@ def page_links(earlier_pages: Iterable[tuple[int, int, str]]) -> str:
 def dead_end(end: Mapping[str, Any]) -> str:
     """One revert, as a list item."""
     return (
-        f"- **Call {end['seq']}** ({end.get('label', '?')}): {_one_paragraph(end['reason'])}"
-        f" `{_inline(end['command'])}`\n"
+        f"- **Call {text(end['seq'])}** ({text(end.get('label', '?'))}): {text(end['reason'])}"
+        f" {code(_shortened(end['command']))}\n"
     )
 
 
@@ -237,7 +249,7 @@ def rejections(by_rule: Mapping[str, int]) -> str:
         return "\n".join([*lines, "_No call was rejected._"]) + "\n\n"
     lines += ["| rule | calls |", "|------|------:|"]
     lines += [
-        f"| `{rule}` | {count} |"
+        f"| {code(rule, cell=True)} | {count} |"
         for rule, count in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
     return "\n".join(lines) + "\n\n"
@@ -254,18 +266,7 @@ def page(first: int, last: int, entries: Iterable[str]) -> str:
     return f"# RATIONALE: calls {first}–{last}\n\n" + "".join(entries)
 
 
-def _one_paragraph(text: str) -> str:
-    return re.sub(r"\s*\n\s*", " ", text.strip())
-
-
-def _inline(text: str) -> str:
-    flat = _one_paragraph(text).replace("`", "'")
+def _shortened(command: str) -> str:
+    """A command on one line (line breaks as escapes), cut at 160 characters."""
+    flat = visible(str(command).strip())
     return flat if len(flat) <= 160 else flat[:157] + "..."
-
-
-def _code(text: str, shell: bool) -> str:
-    if not shell:
-        return f"`{_inline(text)}`"
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}bash\n{text.rstrip()}\n{fence}"

@@ -1,4 +1,9 @@
-"""Verifying a journal: the hash chain, the head anchor, torn lines; and saying what broke."""
+"""Verifying a journal: the hash chain, the head anchor, torn lines; and saying what broke.
+
+Only an incomplete last line (no newline) is a crash's doing ("torn"). A complete line that is
+not a journal entry is accepted only when the recovery record a writer adds after a torn line
+follows it and describes it; anywhere else it was added or overwritten ("tampered").
+"""
 
 from __future__ import annotations
 
@@ -6,21 +11,40 @@ import hashlib
 import json
 from pathlib import Path
 
-from .journal import GENESIS, PREFIX, Position, decode, line_hash
+from .journal import GENESIS, PREFIX, Position, decode, line_hash, recovers
 from .structs import field, struct
+from .verify_diagnose import diagnose
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
+    OnLine = Callable[[int, bytes, str], None]  # line number, its bytes, its hash
+
 INTACT, TAMPERED, TORN = "intact", "tampered", "torn"
-RECOVERY = b'"kind":"recovery"'
 EXIT_CODES = {INTACT: 0, TAMPERED: 1, TORN: 3}
+#: Problem ids of the journal itself (record_check.py adds evidence, seals and anchors).
+CHAIN, TRUNCATED, ANCHOR, TORN_LINE = "chain-broken", "journal-truncated", "anchor-mismatch", "torn"
+RECOVERY = b'"kind":"recovery"'
+
+
+@struct
+class Problem:
+    """One thing that does not verify: a stable id, what was found, and the line if any."""
+
+    check: str
+    message: str
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "message": self.message, "line": self.line}
 
 
 @struct(frozen=False)
 class Verification:
-    """The verdict on one journal: status, lines checked, the first problem, and notes."""
+    """The verdict on one journal: status, lines checked, the first problem, and notes.
+    `good` lines (1 to `good`, the last hashing to `good_head`) verify whatever the status."""
 
     status: str
     lines: int
@@ -28,10 +52,35 @@ class Verification:
     problem: str | None = None
     line: int | None = None
     notes: list[str] = field(default_factory=list)
+    check: str | None = None
+    good: int = 0
+    good_head: str = GENESIS
+    more: list[Problem] = field(default_factory=list)  # the problems after the first
+    extra: dict[str, Any] = field(default_factory=dict)  # evidence, seals, expected head
 
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.status]
+
+    @property
+    def problems(self) -> list[Problem]:
+        first = [Problem(self.check or CHAIN, self.problem, self.line)] if self.problem else []
+        return first + self.more
+
+    @property
+    def damaged(self) -> bool:
+        """Whether the journal file itself is damaged (not only its evidence or seals)."""
+        return self.status == TAMPERED and any(
+            p.check in (CHAIN, TRUNCATED, ANCHOR) for p in self.problems
+        )
+
+    def add(self, problem: Problem) -> None:
+        """One more problem: the record does not verify."""
+        if self.problem is None:
+            self.problem, self.line, self.check = problem.message, problem.line, problem.check
+        else:
+            self.more.append(problem)
+        self.status = TAMPERED
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -41,49 +90,123 @@ class Verification:
             "problem": self.problem,
             "line": self.line,
             "notes": self.notes,
+            "check": self.check if self.problem else None,
+            "problems": [problem.to_json() for problem in self.problems],
+            "verified": {"lines": self.good, "head": self.good_head},
+            **self.extra,
         }
 
 
-def verify_journal(journal: Path, anchor: Path | None = None) -> Verification:
-    """Walk the chain once (fast path), then explain the first break if there is one."""
+def _verdict(
+    status: str,
+    count: int,
+    head: str,
+    problem: Problem | None,
+    notes: list[str],
+    good: int,
+    good_head: str,
+) -> Verification:
+    if problem is None:
+        return Verification(status, count, head, notes=notes, good=good, good_head=good_head)
+    return Verification(
+        status, count, head, problem.message, problem.line, notes, problem.check, good, good_head
+    )
+
+
+def verify_journal(
+    journal: Path, anchor: Path | None = None, on_line: OnLine | None = None
+) -> Verification:
+    """Walk the chain once, then explain the first break if there is one. `on_line` sees each
+    line that chains, before any break, with its number and hash. A line is parsed only when
+    it could be torn (it does not end like a JSON object) or closes a torn one: verifying
+    costs a hash per line."""
     expected = GENESIS.encode()
     count = 0
-    torn_line: int | None = None  # a line cut by a crash: fine only if a recovery follows
+    unreadable: tuple[int, int] | None = None  # (line, bytes): fine only if its recovery follows
+    previous = b""
     notes: list[str] = []
     with journal.open("rb") as handle:
         for raw in handle:
             if not raw.endswith(b"\n"):
-                return _torn_tail(count, expected.decode(), notes)
+                if unreadable is not None:
+                    break
+                return _torn_tail(journal, anchor, count, expected.decode(), len(raw), notes)
             body = raw[:-1]
             if body.startswith(PREFIX) and body[9:73] == expected:
-                if RECOVERY in body[73:120]:
+                closes = unreadable or _torn(previous, count, body)
+                if closes is not None:
+                    if not recovers(decode(body) or {}, *closes):
+                        break
                     notes.append(
                         f"line {count} was torn by a crash and closed by the "
                         f"recovery record on line {count + 1}"
                     )
-                    torn_line = None
-                elif torn_line is not None:
-                    break
-            elif torn_line is None and decode(body) is None:
-                torn_line = count + 1
+                    unreadable = None
+                elif not body.endswith(b"}") and decode(body) is None:
+                    unreadable = (count + 1, len(body))
+            elif unreadable is None and count and decode(body) is None:
+                unreadable = (count + 1, len(body))
             else:
                 break
-            expected = hashlib.sha256(body).hexdigest().encode()
+            digest = hashlib.sha256(body).hexdigest()
+            if on_line is not None and unreadable is None:
+                on_line(count + 1, body, digest)
+            expected, previous = digest.encode(), body
             count += 1
         else:
-            if torn_line is None:
+            if unreadable is None:
                 return _check_anchor(journal, anchor, count, expected.decode(), notes)
-    if torn_line is not None:
-        problem = f"line {torn_line} is not a journal entry (edited or corrupted)"
-        return Verification(TAMPERED, torn_line - 1, "", problem, torn_line, notes)
-    problem, line = diagnose(journal, count)
-    return Verification(TAMPERED, count, expected.decode(), problem, line, notes)
+    walked = count - (unreadable is not None)  # the unreadable line does not verify
+    problem, line = diagnose(journal, walked)
+    head = _hash_of_line(journal, walked) if walked else GENESIS
+    good_head = head if line - 1 == walked else _hash_of_line(journal, line - 1) or GENESIS
+    found = Problem(CHAIN, problem, line)
+    return _verdict(TAMPERED, walked, head, found, notes, line - 1, good_head)
 
 
-def _torn_tail(count: int, head: str, notes: list[str]) -> Verification:
+def _torn(previous: bytes, count: int, body: bytes) -> tuple[int, int] | None:
+    """A recovery record closing a torn line that happened to end like an object: the torn
+    line's number and size, when the previous line does not parse."""
+    if body.find(RECOVERY, 73, 128) < 0 or not previous or decode(previous) is not None:
+        return None
+    return count, len(previous)
+
+
+def _torn_tail(
+    journal: Path, anchor: Path | None, count: int, head: str, size: int, notes: list[str]
+) -> Verification:
+    """An incomplete last line: a crash, unless the head anchor had recorded it whole."""
+    anchored = _anchored(anchor)
+    if anchored is not None and anchored.lines > count:
+        problem = Problem(
+            TRUNCATED,
+            f"truncated in place: the head anchor records {anchored.lines} lines, the journal "
+            f"has {count} whole line(s) and then {size} byte(s) of line {count + 1}, cut short",
+            count + 1,
+        )
+        return _verdict(TAMPERED, count, head, problem, notes, count, head)
+    if (
+        anchored is not None
+        and anchored.lines
+        and _hash_of_line(journal, anchored.lines) != (anchored.head)
+    ):
+        return _changed(journal, anchored, count, head, notes)
     before = f"lines 1-{count} verify" if count else "there is no complete line before it"
-    problem = f"line {count + 1} is torn: it was cut mid-write (a crash or kill); {before}"
-    return Verification(TORN, count, head, problem, count + 1, notes)
+    problem = Problem(
+        TORN_LINE,
+        f"line {count + 1} is torn: it was cut mid-write (a crash or kill); {before}",
+        count + 1,
+    )
+    return _verdict(TORN, count, head, problem, notes, count, head)
+
+
+def _anchored(anchor: Path | None) -> Position | None:
+    if anchor is None or not anchor.is_file():
+        return None
+    try:
+        return Position.from_json(json.loads(anchor.read_bytes()))
+    except (OSError, ValueError):
+        return None
 
 
 def _check_anchor(
@@ -95,41 +218,40 @@ def _check_anchor(
             "no head anchor beside the journal: a cut at the very end could not be "
             "detected; compare the head hash with one recorded elsewhere"
         )
-        return Verification(INTACT, count, head, notes=notes)
-    try:
-        data = json.loads(anchor.read_bytes())
-    except ValueError:
-        data = None
-    position = Position.from_json(data)
+        return _verdict(INTACT, count, head, None, notes, count, head)
+    position = _anchored(anchor)
     if position is None:
         notes.append(f"the head anchor {anchor.name} is unreadable; tail not checked")
-        return Verification(INTACT, count, head, notes=notes)
+        return _verdict(INTACT, count, head, None, notes, count, head)
     if count < position.lines:
-        return Verification(
-            TAMPERED,
-            count,
-            head,
+        problem = Problem(
+            TRUNCATED,
             f"truncated: the head anchor records {position.lines} lines, the journal has {count}",
             count + 1,
-            notes,
         )
+        return _verdict(TAMPERED, count, head, problem, notes, count, head)
     anchored = head if count == position.lines else _hash_of_line(journal, position.lines)
-    if anchored != position.head:
-        return Verification(
-            TAMPERED,
-            count,
-            head,
-            f"line {position.lines} was changed after it was written: it no "
-            "longer matches the head anchor",
-            position.lines,
-            notes,
-        )
+    if position.lines and anchored != position.head:
+        return _changed(journal, position, count, head, notes)
     if count > position.lines:
         notes.append(
             f"{count - position.lines} line(s) after the last anchored head (a call "
             "in progress, or a crash before the report was updated)"
         )
-    return Verification(INTACT, count, head, notes=notes)
+    return _verdict(INTACT, count, head, None, notes, count, head)
+
+
+def _changed(
+    journal: Path, position: Position, count: int, head: str, notes: list[str]
+) -> Verification:
+    line = position.lines
+    problem = Problem(
+        ANCHOR,
+        f"line {line} was changed after it was written: it no longer matches the head anchor",
+        line,
+    )
+    good_head = _hash_of_line(journal, line - 1) if line > 1 else GENESIS
+    return _verdict(TAMPERED, count, head, problem, notes, line - 1, good_head)
 
 
 def _hash_of_line(journal: Path, number: int) -> str:
@@ -138,49 +260,3 @@ def _hash_of_line(journal: Path, number: int) -> str:
             if index == number:
                 return line_hash(raw.rstrip(b"\n"))
     return ""
-
-
-def diagnose(journal: Path, good: int) -> tuple[str, int]:
-    """Explain why line good+1 does not follow line good: edited, deleted, inserted or moved."""
-    bodies = [raw.rstrip(b"\n") for raw in journal.open("rb")]
-    hashes = {line_hash(body): index for index, body in enumerate(bodies)}
-    bad = good  # 0-based index of the first line whose prev is wrong
-    record = decode(bodies[bad])
-    number = bad + 1
-    if record is None or not isinstance(record.get("prev"), str):
-        return f"line {number} is not a journal entry (edited or corrupted)", number
-    pointed = hashes.get(record["prev"])
-    if pointed is not None and pointed < bad - 1:
-        return (
-            f"line(s) {pointed + 2}-{bad} were inserted: line {number} records line "
-            f"{pointed + 1} as its predecessor",
-            pointed + 2,
-        )
-    if pointed is not None and pointed > bad:
-        return (f"lines were reordered: line {number} was written after line {pointed + 1}", number)
-    follower = decode(bodies[bad + 1]) if bad + 1 < len(bodies) else None
-    if follower is not None and bad > 0 and follower.get("prev") == line_hash(bodies[bad - 1]):
-        return f"line {number} was inserted: the chain skips over it", number
-    if follower is not None and follower.get("prev") != line_hash(bodies[bad]):
-        return f"line {number} was edited: its content no longer matches the chain", number
-    previous = decode(bodies[bad - 1]) if bad > 0 else None
-    if bad > 0 and previous is None:
-        return f"line {bad} is not a journal entry (edited or corrupted)", bad
-    gap = _gap(previous, record)
-    if gap:
-        return (
-            f"{gap} line(s) were deleted before line {number} (it records a predecessor "
-            "that is not in the journal)",
-            number,
-        )
-    if bad == 0:
-        return "line 1 does not start the chain (lines deleted before it, or edited)", 1
-    return f"line {bad} was edited: line {number} recorded a different hash for it", bad
-
-
-def _gap(previous: dict[str, Any] | None, record: dict[str, Any]) -> int:
-    before = previous.get("n") if previous else 0
-    after = record.get("n")
-    if isinstance(before, int) and isinstance(after, int) and after > before + 1:
-        return after - before - 1
-    return 0

@@ -1,0 +1,154 @@
+"""`epistemic seal`: sign the journal's head with the operator's SSH key (docs/security.md).
+
+The key: `--key FILE` (a private key, or a public key whose private half is in ssh-agent);
+else the first key ssh-agent holds when `SSH_AUTH_SOCK` is set; else `~/.ssh/id_ed25519`.
+The record must verify first (chain, anchor, evidence, earlier seals): a seal vouches for it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from .errors import UsageError
+from .seal import NAMESPACE, SealError, Statement, fingerprint, run_keygen, signed_by
+from .structs import struct
+
+TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+if TYPE_CHECKING:
+    from .verify import Verification
+
+SIGN_TIMEOUT = 300.0  # a passphrase may be typed at the terminal
+KEY_PREFIXES = ("ssh-", "ecdsa-", "sk-")
+
+
+class NotSealed(Exception):
+    """The record does not verify: nothing was sealed."""
+
+    def __init__(self, verification: Verification) -> None:
+        super().__init__(verification.problem)
+        self.verification = verification
+
+
+@struct
+class Sealed:
+    statement: Statement
+    path: Path  # the statement; the signature is beside it, `.sig` appended
+    key: str  # which key signed: a file, or "ssh-agent"
+
+
+def seal(journal: Path, key: str | None) -> Sealed:
+    """Check the record, then write and sign a statement of its head under `seals/`."""
+    import tempfile
+
+    from .record_check import check_record, record_folder
+
+    record = record_folder(journal)
+    if record is None:
+        raise UsageError(f"{journal}: not in a record folder (.epistemic): nothing to seal beside")
+    checked = check_record(journal, record / "head.json")
+    if checked.status != "intact":
+        raise NotSealed(checked)
+    if checked.lines == 0:
+        raise UsageError(f"{journal} is empty: nothing to seal")
+    with tempfile.TemporaryDirectory(prefix="epistemic-seal-") as scratch:
+        chosen, label = choose_key(key, Path(scratch))
+        signer = fingerprint(chosen)
+        statement = Statement(_session(journal), checked.lines, checked.head, _now(), signer)
+        path = _write_signed(record / "seals", statement, chosen)
+    return Sealed(statement, path, label)
+
+
+def choose_key(given: str | None, scratch: Path) -> tuple[Path, str]:
+    """The key file to pass to `ssh-keygen -Y sign -f`, and how to name it."""
+    if given is not None:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            raise UsageError(f"--key {given}: no such key file")
+        return path, str(path)
+    agent = _agent_key(scratch)
+    if agent is not None:
+        return agent, "ssh-agent"
+    default = Path.home() / ".ssh" / "id_ed25519"
+    if default.is_file():
+        return default, str(default)
+    raise UsageError(
+        "no SSH key to sign with: load one into ssh-agent (ssh-add), or pass --key FILE"
+    )
+
+
+def _agent_key(scratch: Path) -> Path | None:
+    """The first public key ssh-agent holds, written to a file ssh-keygen can take."""
+    if not os.environ.get("SSH_AUTH_SOCK"):
+        return None
+    ssh_add = shutil.which("ssh-add")
+    if ssh_add is None:
+        return None
+    try:
+        done = subprocess.run(
+            [ssh_add, "-L"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    keys = [
+        line
+        for line in done.stdout.decode("utf-8", "replace").splitlines()
+        if line.startswith(KEY_PREFIXES)
+    ]
+    if done.returncode != 0 or not keys:
+        return None
+    path = scratch / "agent-key.pub"
+    path.write_text(keys[0] + "\n")
+    return path
+
+
+def _write_signed(folder: Path, statement: Statement, key: Path) -> Path:
+    """Sign beside the final name, check the signature, then move both into place."""
+    folder.mkdir(parents=True, exist_ok=True)
+    temp = folder / f".tmp-{os.urandom(6).hex()}.json"
+    signature = temp.with_name(temp.name + ".sig")
+    try:
+        temp.write_bytes(statement.encode())
+        code, _, said = run_keygen(
+            ["-Y", "sign", "-f", str(key), "-n", NAMESPACE, str(temp)], timeout=SIGN_TIMEOUT
+        )
+        if code != 0 or not signature.is_file():
+            raise SealError(f"ssh-keygen could not sign with {key}: {said or f'exit {code}'}")
+        signer, said = signed_by(temp, signature)
+        if signer != statement.signer:
+            raise SealError(f"the signature made with {key} does not check out ({said})")
+        final = _free_name(folder, statement)
+        os.rename(signature, final.with_name(final.name + ".sig"))
+        os.rename(temp, final)
+    finally:
+        temp.unlink(missing_ok=True)
+        signature.unlink(missing_ok=True)
+    return final
+
+
+def _free_name(folder: Path, statement: Statement) -> Path:
+    stamp = statement.sealed.replace("-", "").replace(":", "").split(".")[0] + "Z"
+    for suffix in ("", *(f"-{n}" for n in range(2, 1000))):
+        path = folder / f"seal-{statement.lines:06d}-{stamp}{suffix}.json"
+        if not path.exists():
+            return path
+    raise FileExistsError(f"{folder}: too many seals this second")
+
+
+def _session(journal: Path) -> str:
+    from .journal import decode
+
+    with journal.open("rb") as handle:
+        header = decode(handle.readline().rstrip(b"\n")) or {}
+    session = header.get("session") if header.get("kind") == "session" else None
+    if not isinstance(session, str):
+        raise UsageError(f"{journal}: line 1 is not a session header: nothing to seal")
+    return session
+
+
+def _now() -> str:
+    from .records import now
+
+    return now()
