@@ -89,6 +89,7 @@ def test_denial_alerts_for_policy_rules_and_for_humans(ws: Path, tmp_path: Path)
         tmp_path,
         '[[rule]]\nid = "no-rm"\nwhen = "argv0 == \'rm\'"\ndecision = "deny"\nmessage = "no rm"\n'
         '[[rule]]\nid = "changes"\nwhen = "mutating"\ndecision = "ask"\n'
+        '[approval]\nsignatures = "optional"\n'
         f'[[hook]]\non = "denial"\ncommand = "cat >> {sink}"\n',
     )
 
@@ -133,6 +134,7 @@ def test_a_denied_revert_is_not_a_revert(ws: Path, tmp_path: Path) -> None:
     path = policy_with_hooks(
         tmp_path,
         '[[rule]]\nid = "reverts"\nwhen = "act == \'revert\' && reverts == 0"\ndecision = "ask"\n'
+        '[approval]\nsignatures = "optional"\n'
         f'[[hook]]\non = ["first-revert"]\ncommand = "cat >> {sink}"\n',
     )
 

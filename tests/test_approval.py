@@ -34,6 +34,15 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC_POLICY = re.search(  # the example policy of docs/policy.md
     r"```toml\n(.*?)```", (ROOT / "docs" / "policy.md").read_text(), re.S
 ).group(1)  # type: ignore[union-attr]
+SIGNER = "alice@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDocumentedExampleKeyOnly\n"
+
+
+def use_doc_policy(ws: Path) -> None:
+    """The docs' policy in a workspace, with the allowed_signers file it names."""
+    (ws / "epistemic.toml").write_text(DOC_POLICY)
+    (ws / "allowed_signers").write_text(SIGNER)
+
+
 CHANGE = "The report asks for a marker file; creating it is the change itself."
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 UNDO = "The marker was the wrong approach; take the change back to where it started."
@@ -177,7 +186,7 @@ def test_the_agent_loop_gets_the_denial_as_a_tool_error(ws: Path, tmp_path: Path
 
 
 def test_the_example_rules_of_the_docs_decide_real_calls(ws: Path) -> None:
-    (ws / "epistemic.toml").write_text(DOC_POLICY)
+    use_doc_policy(ws)
     (ws / "migrations").mkdir()
     (ws / "migrations" / "0001_init.py").write_text("x = 1\n")
     (ws / "rows.py").write_text("n - 1\n")
@@ -203,7 +212,7 @@ def test_the_example_rules_of_the_docs_decide_real_calls(ws: Path) -> None:
 
 
 def test_installs_rule_asks_before_a_package_install(ws: Path) -> None:
-    (ws / "epistemic.toml").write_text(DOC_POLICY)
+    use_doc_policy(ws)
     approver = Scripted(("denied", "not now"))
     with Session(ws, approver=approver) as session:
         result = session.bash("sudo pip install requests", "setup", "The client is needed.")
@@ -225,7 +234,7 @@ def test_presets_decide_by_the_declared_act_alone(act: str, command: str) -> Non
 
 
 def test_file_tools_are_decided_on_their_path(ws: Path) -> None:
-    (ws / "epistemic.toml").write_text(DOC_POLICY)
+    use_doc_policy(ws)
     with Session(ws) as session:
         denied = session.write_file("migrations/0002.py", "x = 2\n", CHANGE)
     assert denied.status == "rejected" and not (ws / "migrations").exists()
@@ -260,7 +269,7 @@ def test_file_channel_approve_from_another_process(ws: Path) -> None:
     listing = run("pending", cwd=ws)
     assert "call 1: change-state" in listing.stdout and "touch made.txt" in listing.stdout
     answered = run("approve", "1", "--as", "qa-lead", "--comment", "checked the ticket", cwd=ws)
-    assert answered.returncode == 0 and "call 1 approved by qa-lead" in answered.stdout
+    assert answered.returncode == 0 and "call 1 approved as qa-lead" in answered.stdout
     _, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert "awaits approval" in err and (ws / "made.txt").exists()
@@ -312,7 +321,7 @@ def test_an_unanswered_request_is_denied_after_the_timeout(ws: Path) -> None:
 
 def test_the_policy_file_sets_the_timeout_and_channel(ws: Path) -> None:
     (ws / "epistemic.toml").write_text(
-        'default = "ask"\n[approval]\ntimeout = 0.3\nchannel = "file"\n'
+        'default = "ask"\n[approval]\ntimeout = 0.3\nchannel = "file"\nsignatures = "optional"\n'
     )
     with Session(ws) as session:
         result = session.bash("ls", "collect-info", LOOK)
@@ -509,7 +518,7 @@ def test_an_agent_may_not_answer_approval_requests(ws: Path, command: str, answe
     ],
 )
 def test_paths_are_facts_however_the_command_names_them(ws: Path, command: str) -> None:
-    (ws / "epistemic.toml").write_text(DOC_POLICY)
+    use_doc_policy(ws)
     (ws / "migrations").mkdir()
     (ws / "migrations" / "0001_init.py").write_text("x = 1\n")
     with Session(ws, approver=Scripted(("approved", ""))) as session:
@@ -532,10 +541,10 @@ def test_an_answer_written_before_the_question_is_not_an_answer(ws: Path) -> Non
     assert of_kind(ws, "approval")[0]["timed_out"] is True
 
 
-def test_an_answer_that_does_not_name_the_request_is_a_denial(ws: Path) -> None:
+def test_an_answer_that_does_not_name_the_request_is_not_an_answer(ws: Path) -> None:
     import threading
 
-    settings = Settings(approval_timeout=20, approval_channel="file")
+    settings = Settings(approval_timeout=2, approval_channel="file")
     answer = ws / ".epistemic" / "pending" / "1.answer.json"
 
     def forge() -> None:  # someone who saw a request coming, but not its nonce
@@ -547,12 +556,15 @@ def test_an_answer_that_does_not_name_the_request_is_a_denial(ws: Path) -> None:
     with Session(ws, settings, policy=preset("approve-mutating")) as session:
         result = session.bash("touch made.txt", "change-state", CHANGE)
     thread.join()
-    assert result.status == "denied" and "no matching nonce" in str(result.message)
+    assert result.status == "denied" and "no answer within 2 s" in str(result.message)
+    rejected = of_kind(ws, "approval-rejected")
+    assert len(rejected) == 1 and "no matching nonce" in rejected[0]["why"], rejected
+    assert rejected[0]["claimed_by"] == "mallory"
     assert not (ws / "made.txt").exists()
 
 
 def test_the_policy_file_is_not_the_agents_to_change(ws: Path) -> None:
-    (ws / "epistemic.toml").write_text(DOC_POLICY)
+    use_doc_policy(ws)
     with Session(ws, approver=Scripted(("approved", ""))) as session:
         moved = session.bash("mv epistemic.toml /tmp/elsewhere.toml", "setup", CHANGE)
         written = session.write_file("epistemic.toml", 'default = "allow"\n', CHANGE)

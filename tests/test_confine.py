@@ -731,3 +731,30 @@ def test_an_observation_that_cannot_write_blames_no_one_it_knows(make_box: objec
     journal = [json.loads(x) for x in (box.record / "journal.jsonl").read_text().splitlines()]
     done = next(r for r in journal if r["kind"] == "outcome" and r["seq"] == looked.seq)
     assert "kept from writing" in done["flags"][0]["message"]
+
+
+def test_who_may_approve_and_the_clients_settings_are_out_of_reach(make_box: object) -> None:
+    """The allowed_signers file, and an agent client's own settings (what would give it a
+    shell back), are as protected as the policy."""
+    box = make_box("landlock+namespaces")  # type: ignore[operator]
+    signers = "alice@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIProtectedKey\n"
+    (box.ws / "allowed_signers").write_text(signers)
+    (box.ws / "epistemic.toml").write_text(
+        POLICY + '[approval]\nallowed_signers = "allowed_signers"\n'
+    )
+    settings = box.ws / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permissions": {"deny": ["Bash"]}}\n')
+    attacks = [
+        "a=allowed; echo 'mallory ssh-ed25519 AAAA' >> ${a}_signers",
+        "c=.cla; printf '{}' > ${c}ude/settings.json",
+        "c=.cla; printf '{}' > ${c}ude/settings.local.json",
+        "c=.cla; rm -rf ${c}ude",
+    ]
+    with box.session() as session:
+        for command in attacks:
+            result = session.bash(command, "change-state", CHANGE)
+            assert result.returncode != 0, (command, result)
+    assert (box.ws / "allowed_signers").read_text() == signers
+    assert settings.read_text() == '{"permissions": {"deny": ["Bash"]}}\n'
+    assert not (box.ws / ".claude" / "settings.local.json").exists()

@@ -72,7 +72,11 @@ def test_readme_regulated_team_policy_is_ten_lines_and_works(tmp_path: Path) -> 
     assert block is not None and len(block.group(1).splitlines()) == 10
     path = tmp_path / "epistemic.toml"
     path.write_text(block.group(1))
+    (tmp_path / "allowed_signers").write_text("alice@example.com ssh-ed25519 AAAAC3Nza\n")
     policy = load_policy(path)
+    assert policy.signatures == "required"
+    assert policy.allowed_signers == str(tmp_path / "allowed_signers")
+    policy.check_signers()  # a session may run under it
     assert policy.approval_timeout == 900 and policy.hooks[0].on == (
         "first-revert",
         "denial",

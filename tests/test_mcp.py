@@ -144,6 +144,7 @@ async def test_a_policy_denial_and_an_approval_through_files(ws: Path) -> None:
         '[[rule]]\nid = "no-rm"\nwhen = "argv0 == \'rm\'"\ndecision = "deny"\n'
         'message = "never rm"\n'
         '[[rule]]\nid = "changes"\nwhen = "mutating"\ndecision = "ask"\n'
+        '[approval]\nsignatures = "optional"\n'
     )
     async with connect(ws) as session:
         denied = await session.call_tool(

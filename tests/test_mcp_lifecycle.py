@@ -25,6 +25,7 @@ ASKS = """default = "allow"
 [approval]
 channel = "file"
 timeout = 120
+signatures = "optional"
 [[rule]]
 id = "changes"
 when = "act == 'change-state'"

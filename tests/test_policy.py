@@ -59,13 +59,13 @@ examples_match = [{ act = "setup", command = "python -m pip install x" }]
 
 @pytest.fixture(scope="module")
 def doc_policy(tmp_path_factory: pytest.TempPathFactory) -> Policy:
-    path = tmp_path_factory.mktemp("doc") / "epistemic.toml"
-    path.write_text(DOC_POLICY)
-    return load_policy(path)
+    return load_policy(write(tmp_path_factory.mktemp("doc"), DOC_POLICY))
 
 
 def write(tmp_path: Path, text: str | bytes, name: str = "epistemic.toml") -> Path:
     path = tmp_path / name
+    if text == DOC_POLICY:  # it names an allowed_signers file beside it
+        (tmp_path / "allowed_signers").write_text("alice@example.com ssh-ed25519 AAAAC3Nza\n")
     if isinstance(text, bytes):
         path.write_bytes(text)
     else:
@@ -402,7 +402,7 @@ def test_conditions_that_are_fine(tmp_path: Path) -> None:
             'decison = "deny"',
             [
                 "6: rule 'a': unknown key 'decison' (a rule has id, when, decision, message, "
-                "example, examples_match, examples_no_match)"
+                "allowed_signers, example, examples_match, examples_no_match)"
             ],
         ),
         (

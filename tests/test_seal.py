@@ -291,7 +291,11 @@ def test_bad_input_to_seal(ws: Path, keys: dict[str, Path], home: Path, tmp_path
         (["--key", str(tmp_path / "nonexistent")], env, "no such key file"),
         (["--key", str(garbage)], env, "not an SSH key"),
         ([], env, "no SSH key to sign with"),
-        (["--key", str(keys["alice"])], {**env, "PATH": str(empty)}, "ssh-keygen not found"),
+        (
+            ["--key", str(keys["alice"])],
+            {**env, "EPISTEMIC_SSH_KEYGEN": str(empty / "ssh-keygen")},
+            "ssh-keygen not found",
+        ),
     ]
     for options, environment, message in cases:
         done = epistemic("seal", str(ws), *options, env=environment)
@@ -322,7 +326,11 @@ def test_bad_input_to_verify_with_signers(ws: Path, keys: dict[str, Path], home:
     cases = [
         (["--allowed-signers", str(home / "nonexistent")], env, "no such file"),
         (["--identity", "alice"], env, "--identity needs --allowed-signers"),
-        (["--allowed-signers", str(signers)], {**env, "PATH": str(empty)}, "ssh-keygen"),
+        (
+            ["--allowed-signers", str(signers)],
+            {**env, "EPISTEMIC_SSH_KEYGEN": str(empty / "ssh-keygen")},
+            "ssh-keygen",
+        ),
     ]
     for options, environment, message in cases:
         done = epistemic("verify", str(ws), *options, env=environment)
@@ -340,7 +348,7 @@ def test_plain_verify_without_ssh_keygen_notes_the_unchecked_signature(
     assert epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
     empty = home / "bin"
     empty.mkdir()
-    code, found = verdict(ws, {**env, "PATH": str(empty)})
+    code, found = verdict(ws, {**env, "EPISTEMIC_SSH_KEYGEN": str(empty / "ssh-keygen")})
     assert code == 0 and found["seals"][0]["signature"] == "unchecked"
     assert any("signature not checked: ssh-keygen not found" in n for n in found["notes"])
 

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from .records import now
 from .safetext import visible as visible  # cli_approval imports it from here
-from .structs import field, struct
+from .structs import field, replace, struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, Protocol, TextIO
 
+    from .approval_signing import Statement
     from .cancel import Cancel
 
     class Approver(Protocol):
@@ -48,6 +50,10 @@ class Request:
     timeout: float
     requested: str = field(default_factory=now)
     nonce: str = field(default_factory=lambda: os.urandom(16).hex())  # an answer must repeat it
+    call: str = ""  # the SHA-256 of the call's line in the journal: what a signature binds
+    signatures: str = "optional"  # required: only an answer signed by an allowed signer counts
+    signers: str | None = None  # the allowed_signers file that decides who may approve
+    rejected: Callable[[dict[str, Any]], None] | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,7 +71,19 @@ class Request:
             "timeout": self.timeout,
             "nonce": self.nonce,
             "pid": os.getpid(),
+            "call": self.call,
+            "signatures": self.signatures,
         }
+
+    def bound(self, call: str, rejected: Callable[[dict[str, Any]], None]) -> Request:
+        """This request, naming its call's journal line and who hears of rejected answers."""
+        return replace(self, call=call, rejected=rejected)
+
+    def statement(self, decision: str, answered: str, comment: str) -> Statement:
+        """What an approver signs for this request (approval_signing.py)."""
+        from .approval_signing import Statement
+
+        return Statement(self.session, self.seq, self.call, decision, answered, comment)
 
 
 @struct
@@ -119,7 +137,40 @@ class TerminalApprover:
             self._say("answer y (approve) or n (deny)")
         comment = self._read("comment (optional, Enter to skip): ", deadline, cancel) or ""
         decision = "approved" if word.startswith("y") else "denied"
-        return Answer(decision, who(self.user), "terminal", comment.strip()[:COMMENT_CAP])
+        answer = Answer(decision, who(self.user), "terminal", comment.strip()[:COMMENT_CAP])
+        if request.signatures != "required":
+            answer.extra["signed"] = False
+            return answer
+        return self._signed(request, answer)
+
+    def _signed(self, request: Request, answer: Answer) -> Answer:
+        """Sign the answer with the operator's SSH key, and check it as a file answer is
+        checked: an answer the allowed signers do not vouch for is a denial."""
+        from pathlib import Path
+
+        from .approval_signing import Signed, check, sign
+        from .sshsig import SealError
+
+        statement = request.statement(answer.decision, answer.at, answer.comment)
+        self._say("signing the answer with your SSH key (ssh-agent, or ~/.ssh/id_ed25519)...")
+        try:
+            signature, _ = sign(statement, None)
+        except SealError as error:
+            return self._denied(f"the answer could not be signed: {error}")
+        if request.signers is None:
+            checked = Signed("the policy names no allowed_signers")
+        else:
+            checked = check(statement.text(), signature, Path(request.signers), None)
+        if checked.problem is not None:
+            return self._denied(f"the signed answer does not count: {checked.problem}")
+        signed = {
+            "signed": True,
+            "signer": checked.signer,
+            "key": checked.key,
+            "statement": statement.text(),
+            "signature": signature,
+        }
+        return replace(answer, by=checked.signer, extra={**answer.extra, **signed})
 
     def _denied(self, why: str, timed_out: bool = False) -> Answer:
         self._say(f"denied: {why}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -58,18 +59,27 @@ class FileApprover:
                 path.unlink(missing_ok=True)
 
     def _wait(self, request: Request, answer_path: Path, cancel: Cancel | None) -> Answer:
+        """Until an answer that counts, the timeout, or a cancel. An answer that does not
+        count (unsigned where signatures are required, signed by an unknown key, for another
+        request) is journaled as rejected and removed, and the wait goes on."""
         deadline = time.monotonic() + self.timeout
-        while not answer_path.exists():
-            if cancel is not None and cancel.is_set():
-                return Answer("cancelled", cancel.by, "file", cancel.describe())
-            if time.monotonic() >= deadline:
-                denial = {"decision": "denied", "by": None, "timed_out": True, "at": now()}
-                denial["nonce"] = request.nonce
-                denial["comment"] = f"no answer within {self.timeout:g} s"
-                _write_new(answer_path, denial, exclusive=True)  # loses to a human's answer
-                break
-            _sleep(cancel)
-        return _read_answer(answer_path, request.nonce)
+        while True:
+            while not answer_path.exists():
+                if cancel is not None and cancel.is_set():
+                    return Answer("cancelled", cancel.by, "file", cancel.describe())
+                if time.monotonic() >= deadline:
+                    denial = {"decision": "denied", "by": None, "timed_out": True, "at": now()}
+                    denial["nonce"] = request.nonce
+                    denial["comment"] = f"no answer within {self.timeout:g} s"
+                    _write_new(answer_path, denial, exclusive=True)  # loses to a human's
+                    break
+                _sleep(cancel)
+            found = read_answer(answer_path, request)
+            if isinstance(found, Answer):
+                return found
+            if request.rejected is not None:
+                request.rejected(found)
+            answer_path.unlink(missing_ok=True)
 
     def _notice(self, request: Request) -> None:
         if self.out is None:
@@ -129,29 +139,72 @@ def _read_json(path: Path) -> Any:
         return json.loads(handle.read(ANSWER_CAP))
 
 
-def _read_answer(path: Path, nonce: str) -> Answer:
+def read_answer(path: Path, request: Request) -> Answer | dict[str, Any]:
+    """The answer in the file, or, when it does not count, why not (for the journal)."""
     try:
         data = _read_json(path)
     except (OSError, ValueError) as error:
-        return Answer("denied", None, "file", f"the answer file could not be read ({error})")
+        return {"why": f"the answer file could not be read ({error})"}
     if not isinstance(data, dict) or data.get("decision") not in ("approved", "denied"):
-        return Answer("denied", None, "file", "the answer file holds no decision")
-    if data.get("nonce") != nonce:
-        why = "the answer does not name this request (no matching nonce): it was not written by "
-        return Answer("denied", None, "file", why + "`epistemic approve` for this question")
-    by, comment = data.get("by"), data.get("comment", "")
-    extra = {k: data[k] for k in ("uid", "pid") if isinstance(data.get(k), int)}
+        return {"why": "the answer file holds no decision"}
+    claimed = data.get("by") if isinstance(data.get("by"), str) else None
+    facts = {k: data[k] for k in ("uid", "pid") if isinstance(data.get(k), int)}
     if isinstance(data.get("host"), str):
-        extra["host"] = data["host"][:255]
-    return Answer(
-        str(data["decision"]),
-        by if isinstance(by, str) else None,
-        "file",
-        comment[:COMMENT_CAP] if isinstance(comment, str) else "",
-        str(data.get("at") or now()),
-        bool(data.get("timed_out", False)),
-        extra,
-    )
+        facts["host"] = data["host"][:255]
+    refused = {"claimed_by": claimed, **facts}
+    if data.get("nonce") != request.nonce:
+        why = "it does not name this request (no matching nonce): a replayed or forged answer"
+        return {"why": why, **refused}
+    if data.get("timed_out") is True and data.get("decision") == "denied" and claimed is None:
+        return Answer("denied", None, "file", str(data.get("comment", "")), now(), True)
+    comment = data.get("comment", "")
+    comment = comment[:COMMENT_CAP] if isinstance(comment, str) else ""
+    signed = _signature(data, request, comment)
+    if isinstance(signed, str):
+        return {"why": signed, **refused}
+    by = signed.get("signer", claimed)
+    answer = Answer(str(data["decision"]), by, "file", comment, str(data.get("at") or now()))
+    answer.extra.update(facts, **signed)
+    if claimed is not None and claimed != by:
+        answer.extra["claimed_by"] = claimed
+    return answer
+
+
+def _signature(data: dict[str, Any], request: Request, comment: str) -> dict[str, Any] | str:
+    """The signature's part of the approval record, or why the answer does not count."""
+    from .approval_signing import check, parse
+
+    statement, signature = data.get("statement"), data.get("signature")
+    if statement is None and signature is None:
+        if request.signatures == "required":
+            return "it is not signed, and the policy requires signed approvals"
+        return {"signed": False}
+    parsed = parse(statement)
+    if isinstance(parsed, str):
+        return f"its statement is malformed: {parsed}"
+    expected = request.statement(str(data["decision"]), parsed.answered, comment)
+    if parsed != expected:
+        return "its signed statement does not match this request (session, call, decision)"
+    if not _in_time(parsed.answered, request.requested):
+        return f"it was signed at {parsed.answered}, outside the time the request was open"
+    if request.signers is None:
+        return "it is signed, but the policy names no allowed_signers to check it against"
+    claimed = data.get("by") if isinstance(data.get("by"), str) else None
+    checked = check(str(statement), signature, Path(request.signers), claimed)
+    if checked.problem is not None:
+        return checked.problem
+    return {
+        "signed": True,
+        "signer": checked.signer,
+        "key": checked.key,
+        "statement": statement,
+        "signature": signature,
+    }
+
+
+def _in_time(answered: str, requested: str) -> bool:
+    signed, asked = epoch_of(answered), epoch_of(requested)
+    return signed is not None and asked is not None and asked - 1 <= signed <= time.time() + 60
 
 
 def why_closed(folder: Path, seq: int) -> str:
@@ -169,8 +222,18 @@ def why_closed(folder: Path, seq: int) -> str:
     return f"the request for call {seq} was withdrawn ({when}): the call will not run"
 
 
-def answer(folder: Path, seq: int, decision: str, by: str | None, comment: str) -> str | None:
-    """Answer a pending request (for `epistemic approve` / `deny`); the problem, or None."""
+def answer(
+    folder: Path,
+    seq: int,
+    decision: str,
+    by: str | None,
+    comment: str,
+    key: str | None = None,
+    unsigned: bool = False,
+) -> str | None:
+    """Answer a pending request (for `epistemic approve` / `deny`), signed with the operator's
+    SSH key (`key`, else ssh-agent, else ~/.ssh/id_ed25519) unless `unsigned`; the problem,
+    or None."""
     request_path, answer_path = paths_of(folder, seq)
     try:
         asked = _read_json(request_path)
@@ -188,19 +251,72 @@ def answer(folder: Path, seq: int, decision: str, by: str | None, comment: str) 
     record = {
         "nonce": asked.get("nonce"),
         "decision": decision,
-        "by": who(by),
+        "by": by.strip() if by and by.strip() else (None if not unsigned else who(None)),
         "comment": comment[:COMMENT_CAP],
         "at": now(),
         "uid": os.getuid(),
         "host": os.uname().nodename,
         "pid": os.getpid(),
     }
+    if not unsigned:
+        problem = _sign(record, asked, folder, key)
+        if problem is not None and (key is not None or asked.get("signatures") == "required"):
+            return problem
+        if problem is not None:  # no key, and unsigned answers count here: say so, go on
+            print(f"epistemic: {problem}; answering unsigned", file=sys.stderr)
+            record["by"] = record["by"] or who(None)
     if not _write_new(answer_path, record, exclusive=True):
         return f"call {seq} was answered already"
     if not request_path.exists():  # the session closed the request while this was written
         answer_path.unlink(missing_ok=True)
         return why_closed(folder, seq)
     return None
+
+
+def _sign(
+    record: dict[str, Any], asked: dict[str, Any], folder: Path, key: str | None
+) -> str | None:
+    """Sign the answer's statement into `record`; the problem, or None."""
+    from .approval_signing import Statement, sign
+    from .sshsig import SealError
+
+    call = _call_hash(folder.parent / "journal.jsonl", asked)
+    if isinstance(call, str) and call.startswith("!"):
+        return call[1:]
+    statement = Statement(
+        str(asked.get("session")), int(asked["seq"]), call, record["decision"], record["at"],
+        record["comment"],
+    )  # fmt: skip
+    try:
+        signature, _ = sign(statement, key)
+    except SealError as error:
+        return f"cannot sign the answer: {error}"
+    record.update(statement=statement.text(), signature=signature)
+    return None
+
+
+def _call_hash(journal: Path, asked: dict[str, Any]) -> str:
+    """The SHA-256 of the call's line, read from the journal itself and checked against the
+    request ("!problem" when they disagree: the request is not the journal's)."""
+    from .journal import decode, line_hash
+
+    seq, session, found = asked.get("seq"), None, None
+    try:
+        with journal.open("rb") as handle:
+            for line in handle:
+                body = line.rstrip(b"\n")
+                record = decode(body) or {}
+                if record.get("kind") == "session":
+                    session = record.get("session")
+                elif record.get("kind") == "call" and record.get("seq") == seq:
+                    found = line_hash(body)
+    except OSError as error:
+        return f"!the journal cannot be read ({error.strerror or error})"
+    if found is None or session != asked.get("session"):
+        return f"!the journal holds no call {seq} of session {asked.get('session')}"
+    if asked.get("call") and asked.get("call") != found:
+        return "!the request does not match the journal's call record: it cannot be answered"
+    return found
 
 
 def asking(request: dict[str, Any]) -> bool:

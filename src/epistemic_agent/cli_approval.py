@@ -31,15 +31,32 @@ def register(sub: Any) -> None:
         p = sub.add_parser(
             name,
             help=f"{name} a call that waits for approval",
-            description=f"Answer the open request for call SEQ: {verb}. The journal records "
-            "who (--as NAME, else your OS user), when, and the comment. Exit 0 when the "
+            description=f"Answer the open request for call SEQ: {verb}. The answer is signed "
+            "with your SSH key (--key FILE, else the first key ssh-agent holds, else "
+            "~/.ssh/id_ed25519; `ssh-keygen -Y sign`, namespace epistemic-approval), and the "
+            "session checks it against the policy's allowed_signers before the call runs: "
+            "the journal records the signer's identity from that file, the key, the signature "
+            "and the comment. Exit 0 when the "
             "answer was taken; 1 when it cannot be: the request was answered already, timed "
             "out or withdrawn, was never opened, or the session that asked is gone.",
         )
         p.add_argument("seq", type=int, metavar="SEQ", help="the call's number")
         workspace_option(p)
-        p.add_argument("--as", dest="name", metavar="NAME", help="who answers")
+        p.add_argument(
+            "--as",
+            dest="name",
+            metavar="NAME",
+            help="who answers: must be a principal of your key in allowed_signers (unsigned: "
+            "recorded as claimed)",
+        )
         p.add_argument("--comment", default="", metavar="TEXT", help="why (the model sees it)")
+        p.add_argument("--key", metavar="FILE", help="the SSH key to sign with")
+        p.add_argument(
+            "--unsigned",
+            action="store_true",
+            help="answer without a signature (counts only where the policy says "
+            'signatures = "optional")',
+        )
         p.set_defaults(handler=_cmd_answer, decision=verb)
 
 
@@ -74,6 +91,8 @@ def _cmd_pending(args: argparse.Namespace) -> int:
             print(f"  writes   {visible(', '.join(map(str, paths)))}")
         asked = f"{item.get('requested')} ({item.get('message')})"
         print(f"  asked    {visible(asked)}")
+        if item.get("signatures") == "required":
+            print("  answer   signed: epistemic approve|deny SEQ [--key FILE]")
     return 0
 
 
@@ -83,9 +102,14 @@ def _cmd_answer(args: argparse.Namespace) -> int:
 
     if args.seq <= 0:
         raise UsageError("SEQ is a call number: 1 or more")
-    problem = answer(_folder(args), args.seq, args.decision, args.name, args.comment)
+    folder = _folder(args)
+    problem = answer(
+        folder, args.seq, args.decision, args.name, args.comment, args.key, args.unsigned
+    )
     if problem is not None:
         print(f"epistemic: {problem}", file=sys.stderr)
         return EXIT_NOT_PENDING
-    print(f"call {args.seq} {args.decision} by {who(args.name)}")
+    how = "unsigned" if args.unsigned else "signed"
+    claimed = f" as {args.name}" if args.name else ("" if not args.unsigned else f" as {who(None)}")
+    print(f"call {args.seq} {args.decision}{claimed} ({how}); the session checks the answer")
     return 0

@@ -122,6 +122,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     policy = _load(path, args.json)
     if policy is None:
         return EXIT_FAULTS
+    unsigned = _unsigned(policy)
     if args.json:
         rules = [
             {
@@ -134,9 +135,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
             }
             for r in policy.rules
         ]
-        report = {"ok": True, "source": policy.source, "sha256": policy.sha256}
+        report = {"ok": unsigned is None, "source": policy.source, "sha256": policy.sha256}
+        if unsigned is not None:
+            report["errors"] = [unsigned]
         print(json.dumps({**report, "default": policy.default, "rules": rules}, ensure_ascii=False))
-        return 0
+        return 0 if unsigned is None else EXIT_FAULTS
     print(f"{policy.source}: {len(policy.rules)} rule(s), sha256 {policy.sha256}")
     width = max((len(rule.id) for rule in policy.rules), default=0)
     for rule in policy.rules:
@@ -145,8 +148,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
         checked = f"  [{rule.examples} example(s)]" if rule.examples else ""
         print(f"  {rule.id:<{width}}  {rule.decision:<5}  {when}{checked}")
     print(f"  default: {policy.default}")
+    if unsigned is not None:
+        print(f"epistemic: {unsigned}", file=sys.stderr)
+        return EXIT_FAULTS
     print("ok")
     return 0
+
+
+def _unsigned(policy: Any) -> str | None:
+    """The fault of a policy that asks humans but names nobody who may approve."""
+    from .policy import PolicyError
+
+    try:
+        policy.check_signers()
+    except PolicyError as error:
+        return str(error)
+    return None
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:

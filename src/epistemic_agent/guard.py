@@ -124,6 +124,8 @@ class Guard:
             rule=decision.rule,
             message=decision.message,
             timeout=self.timeout,
+            signatures=self.policy.signatures,
+            signers=self.policy.signers_for(decision.rule),
         )
 
     def approver(self) -> Approver:

@@ -8,6 +8,7 @@ RECORD_DIR = ".epistemic"
 REPORT_NAME = "RATIONALE.md"
 POLICY_NAME = "epistemic.toml"  # the workspace's policy: the agent it governs may not change it
 PAGES_DIR = "report"
+CLIENT_SETTINGS = (".claude", ".codex", ".mcp.json", ".cursor", ".vscode/mcp.json")
 
 
 def is_guarded(rel_path: str) -> bool:
@@ -38,6 +39,11 @@ class Layout:
         self.report = workspace / REPORT_NAME
         self.spare = self.record / "RATIONALE.md.previous"  # see fsutil.exchange_write
         self.older = self.record / "RATIONALE.md.older"  # a second spare: see the same
+
+    def client_settings(self) -> tuple[Path, ...]:
+        """Where an agent client's own settings live in the workspace (`epistemic init`
+        writes them): what gives it back a shell, so no act may change it."""
+        return tuple(self.workspace / name for name in CLIENT_SETTINGS)
 
     @property
     def spares(self) -> tuple[Path, Path]:

@@ -49,6 +49,7 @@ CHECKS: dict[str, str] = {
     "flag-unknown": "the outcome records a flag id this version does not know",
     "flag-not-recorded": "recomputing from what was observed raises a flag the outcome lacks",
     "flag-not-reproduced": "the outcome records a flag that recomputation does not raise",
+    "approval-unsigned": "a human's approval that no signature vouches for (signatures optional)",
     **{f"integrity/{name}": meaning for name, meaning in PROBLEMS.items()},
 }
 UNRECOMPUTABLE = frozenset({"record-tampered"})  # only the live session can see it
@@ -170,6 +171,8 @@ class _Linter:
                         self.check_call(record, ahead.get(record["seq"]))
             elif kind == "outcome":
                 self.outcome(record)
+            elif kind == "approval":
+                self.approval(record)
             self.history.fold(record)
         if len(self.no_stderr) == 1:
             self.notes.append(
@@ -190,6 +193,18 @@ class _Linter:
                     "running when the journal was read, or its process was killed",
                     call,
                 )
+
+    def approval(self, record: Record) -> None:
+        """Every approval that runs a call without a signature is listed (an auditor reads
+        it as a claim, not as proof of who approved)."""
+        if record.get("decision") == "approved" and record.get("signed") is not True:
+            who = record.get("by") or "nobody named"
+            channel = record.get("channel", "?")
+            self.add(
+                "approval-unsigned",
+                f"call {seq_of(record)} was approved by {who} ({channel}) without a signature",
+                record,
+            )
 
     def understood(self, record: Record) -> bool:
         """Not of a newer version: no `v`, or an older one, is checked as the current one."""

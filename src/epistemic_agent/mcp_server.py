@@ -311,6 +311,7 @@ def _cmd_mcp(args: Any) -> int:
         raise UsageError("--approval-timeout must be a positive number of seconds")
     named = chosen_policy(args)
     policy = named or workspace_policy(directory)  # a bad policy stops here
+    policy.check_signers()
     confinement = probe(detect(), directory, policy.writable)  # before the SDK starts threads
     problem = unmet(policy.require_confinement, confinement)
     if problem is not None:

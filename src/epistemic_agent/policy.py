@@ -92,6 +92,13 @@ class Rule:
     line: int = 0
     examples: int = 0
     test: Callable[[Any], bool] = field(default=None, compare=False)
+    allowed_signers: str | None = None  # this rule's approvers (else the policy's)
+
+    def with_signers(self, signers: str | None) -> Rule:
+        if signers is None:
+            return self
+        fields = (self.id, self.decision, self.message, self.when, self.line, self.examples)
+        return Rule(*fields, self.test, signers)
 
 
 @struct
@@ -111,7 +118,39 @@ class Policy:
     approval_timeout: float | None = None  # seconds an `ask` waits before it is denied
     approval_channel: str | None = None  # auto, terminal or file
     writable: dict[str, tuple[str, ...]] | None = None  # [sandbox] grants per act (None: default)
+    allowed_signers: str | None = None  # [approval] who may approve (an allowed_signers file)
+    signatures: str = "optional"  # required (files) or optional (presets, or said so)
     require_confinement: tuple[str, ...] = ()  # guarantees without which no session starts
+
+    def unsigned_asks(self) -> list[str]:
+        """What asks a human although nobody may approve: with signatures required, every
+        `ask` rule (and an `ask` default) without an allowed_signers file of its own or the
+        policy's. A session under such a policy could never accept an answer."""
+        if self.signatures != "required" or self.allowed_signers:
+            return []
+        found = [
+            f"rule {rule.id!r}"
+            for rule in self.rules
+            if rule.decision == "ask" and not rule.allowed_signers
+        ]
+        return found + (["the default"] if self.default == "ask" else [])
+
+    def check_signers(self) -> None:
+        """PolicyError when the policy asks humans but names nobody who may approve."""
+        asks = self.unsigned_asks()
+        if asks:
+            raise PolicyError(
+                f"{self.source}: {', '.join(asks)} asks a human, but the policy names nobody "
+                'who may approve: add [approval] allowed_signers = "path" (an OpenSSH '
+                'allowed_signers file), or say signatures = "optional" to take unsigned answers'
+            )
+
+    def signers_for(self, rule: str | None) -> str | None:
+        """The allowed_signers file that decides who may approve what `rule` asks about."""
+        for item in self.rules:
+            if item.id == rule and item.allowed_signers:
+                return item.allowed_signers
+        return self.allowed_signers
 
     def decide(self, facts: dict[str, Any]) -> Decision:
         """The first rule whose condition holds decides; else the default. Never raises."""

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 from .alerts import EVENTS, MAX_TIMEOUT, Hook
 from .policy import short_repr
@@ -12,10 +14,11 @@ TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 
-    from .policy_file import Errors, Spots
+    from .policy_file import Errors, RuleSpec, Spots
 
 CHANNELS = ("auto", "terminal", "file")
-APPROVAL_KEYS = ("timeout", "channel")
+APPROVAL_KEYS = ("timeout", "channel", "allowed_signers", "signatures")
+SIGNATURES = ("required", "optional")
 SECRETS_KEYS = ("patterns", "env")
 SANDBOX_KEYS = ("writable", "require_confinement")
 GRANTABLE = ("setup", "change-state", "revert", "cleanup")
@@ -67,6 +70,29 @@ def _read_approval(value: object, spots: Spots, errors: Errors) -> dict[str, Any
                     f"{short_repr(timeout)}",
                 )
             )
+    extras["signatures"] = "required"  # a policy file requires them unless it says otherwise
+    if "signatures" in table:
+        if table["signatures"] in SIGNATURES:
+            extras["signatures"] = table["signatures"]
+        else:
+            errors.append(
+                (
+                    spots.table("approval", "signatures"),
+                    "[approval]: `signatures` must be required or optional, got "
+                    f"{short_repr(table['signatures'])}",
+                )
+            )
+    if "allowed_signers" in table:
+        signers = table["allowed_signers"]
+        if isinstance(signers, str) and signers.strip():
+            extras["allowed_signers"] = signers
+        else:
+            errors.append(
+                (
+                    spots.table("approval", "allowed_signers"),
+                    "[approval]: `allowed_signers` is a path",
+                )
+            )
     if "channel" in table:
         channel = table["channel"]
         if channel in CHANNELS:
@@ -107,6 +133,40 @@ def _read_secrets(value: object, spots: Spots, errors: Errors) -> dict[str, Any]
                 )
             )
     return extras
+
+
+def resolve_signers(
+    path: Path, specs: list[RuleSpec], extras: dict[str, Any], spots: Spots, errors: Errors
+) -> dict[str, str]:
+    """Make every allowed_signers path absolute (relative ones are beside the policy file)
+    and check each file. The rule ids that have signers of their own, mapped to their file."""
+    base = path.resolve().parent
+    where = spots.table("approval", "allowed_signers")
+    if "allowed_signers" in extras:
+        extras["allowed_signers"] = _signers_file(base, extras["allowed_signers"], where, errors)
+    own: dict[str, str] = {}
+    for index, spec in enumerate(specs):
+        if spec.allowed_signers is not None:
+            where = spots.rule(index, "allowed_signers")
+            own[spec.id] = _signers_file(base, spec.allowed_signers, where, errors)
+    return own
+
+
+def _signers_file(base: Path, given: str, line: int, errors: Errors) -> str:
+    """An allowed_signers file, absolute; a fault when it is missing or holds no signer."""
+    resolved = (base / os.path.expanduser(given)).resolve()
+    try:
+        lines = resolved.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        errors.append((line, f"allowed_signers {given!r} cannot be read ({reason})"))
+        return str(resolved)
+    entries = [x for x in lines if x.strip() and not x.lstrip().startswith("#")]
+    if not entries or any(len(x.split()) < 3 for x in entries):
+        errors.append(
+            (line, f"allowed_signers {given!r} holds no signer lines (PRINCIPALS KEYTYPE KEY)")
+        )
+    return str(resolved)
 
 
 def _read_sandbox(value: object, spots: Spots, errors: Errors) -> dict[str, Any]:

@@ -21,7 +21,16 @@ MAX_CONDITIONS = 64 << 10  # characters of CEL in all: checking costs ~50 us eac
 MAX_EXAMPLES = 1000
 MAX_ERRORS = 50
 TOP_KEYS = ("default", "default_message", "rule", "approval", "secrets", "sandbox", "hook")
-RULE_KEYS = ("id", "when", "decision", "message", "example", "examples_match", "examples_no_match")
+RULE_KEYS = (
+    "id",
+    "when",
+    "decision",
+    "message",
+    "allowed_signers",
+    "example",
+    "examples_match",
+    "examples_no_match",
+)
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
 _HEADER = re.compile(r"\s*(\[\[?)\s*([^\]]*?)\s*\]")
 _KEY = re.compile(r"""\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*=(?!=)(.*)""")
@@ -51,6 +60,7 @@ class RuleSpec:
     line: int
     when_line: int
     examples: tuple[Example, ...]
+    allowed_signers: str | None = None  # who may approve what this rule asks about
 
 
 class Spots:
@@ -151,9 +161,11 @@ def read_policy(path: Path) -> Policy:
     from .policy_cel import compile_rules
 
     rules, prepare = compile_rules(specs, errors)
-    from .policy_extras import read_extras
+    from .policy_extras import read_extras, resolve_signers
 
     extras = read_extras(document, spots, errors)
+    signers = resolve_signers(path, specs, extras, spots, errors)
+    rules = [rule.with_signers(signers.get(rule.id)) for rule in rules]
     if errors:
         lines = list(dict.fromkeys(f"{source}:{line}: {text}" for line, text in sorted(errors)))
         if len(lines) > MAX_ERRORS:
@@ -272,9 +284,15 @@ def _read_rule(index: int, raw: dict[str, Any], spots: Spots, errors: Errors) ->
     fields = (rule_id, when, decision, message)
     if len(errors) > before or not all(isinstance(value, str) for value in fields):
         return None
+    signers = raw.get("allowed_signers")
+    if signers is not None and (not isinstance(signers, str) or not signers.strip()):
+        errors.append(
+            (spots.rule(index, "allowed_signers"), f"{name}: `allowed_signers` is a path")
+        )
+        return None
     when_line = spots.rule(index, "when@")
     rule_id, when, decision, message = map(str, fields)
-    return RuleSpec(rule_id, when, decision, message, line, when_line, tuple(examples))
+    return RuleSpec(rule_id, when, decision, message, line, when_line, tuple(examples), signers)
 
 
 def _read_examples(

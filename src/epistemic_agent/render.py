@@ -48,18 +48,14 @@ def confinement_banner(confinement: object) -> list[str]:
     missing = confinement.get("not_held")
     if not isinstance(missing, dict) or not missing:
         return []
-    mechanism = str(confinement.get("mechanism", "?"))
+    mechanism = confinement.get("mechanism", "?")
     lines = [
-        f"> **⚠ Confinement:** acts ran confined by `{_code_text(mechanism)}`; "
+        f"> **⚠ Confinement:** acts ran confined by {code(mechanism)}; "
         f"{len(missing)} guarantee(s) did not hold on this machine (`epistemic doctor`):"
     ]
     for key, why in missing.items():
-        lines.append(f"> - `{_code_text(str(key))}`: {_one_paragraph(str(why))}")
+        lines.append(f"> - {code(key)}: {text(why)}")
     return [*lines, ""]
-
-
-def _code_text(text: str) -> str:
-    return text.replace("`", "'").replace("\n", " ")
 
 
 def shape(counts: Mapping[str, int], shell: int, rejected: int) -> str:

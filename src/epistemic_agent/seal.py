@@ -9,12 +9,11 @@ stock `ssh-keygen -Y sign` in the namespace `epistemic`, so that an auditor chec
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
+from . import sshsig
+from .sshsig import FINGERPRINT, SIGNATURE_START, SealError, keygen, run_keygen
 from .structs import struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -27,15 +26,9 @@ VERSION = 1
 SEALS_DIR = "seals"
 MAX_STATEMENT = 64 << 10
 MAX_SIGNATURE = 64 << 10
-SIGNATURE_START = b"-----BEGIN SSH SIGNATURE-----"
 HEX64 = re.compile(r"[0-9a-f]{64}")
-FINGERPRINT = re.compile(r"SHA256:[A-Za-z0-9+/]{43}")
 NAME = re.compile(r"seal-[0-9A-Za-z-]{1,80}\.json")
-TIMEOUT = 30.0
-
-
-class SealError(Exception):
-    """A seal cannot be made or checked (no ssh-keygen, a bad key): one clear line."""
+__all__ = ["FINGERPRINT", "SIGNATURE_START", "SealError", "keygen", "run_keygen"]
 
 
 @struct
@@ -90,72 +83,27 @@ def parse_statement(data: bytes) -> Statement | str:
     return Statement(session, lines, head, sealed, signer)
 
 
-# -- ssh-keygen ------------------------------------------------------------------------------
-
-
-def keygen() -> str:
-    found = shutil.which("ssh-keygen")
-    if found is None:
-        raise SealError("ssh-keygen not found: install OpenSSH 8.1 or later (for -Y sign/verify)")
-    return found
-
-
-def run_keygen(
-    args: list[str], stdin: Path | None = None, timeout: float = TIMEOUT
-) -> tuple[int, str, str]:
-    """ssh-keygen's exit status, its standard output, and all it said on one line."""
-    try:
-        with open(stdin or os.devnull, "rb") as source:
-            done = subprocess.run(
-                [keygen(), *args],
-                stdin=source,
-                capture_output=True,
-                timeout=timeout,
-                check=False,
-            )
-    except subprocess.TimeoutExpired:
-        return 124, "", f"ssh-keygen did not answer within {timeout:g} s"
-    except OSError as error:
-        raise SealError(f"ssh-keygen cannot be run: {error.strerror or error}") from None
-    out = done.stdout.decode("utf-8", "replace")
-    said = " ".join((out + done.stderr.decode("utf-8", "replace")).split())
-    return done.returncode, out, said
+# -- ssh-keygen, in the seals' namespace (sshsig.py does the work) ----------------------------
 
 
 def fingerprint(key: Path) -> str:
     """The SHA256 fingerprint of a key file (private or public)."""
-    code, _, said = run_keygen(["-l", "-f", str(key)])
-    found = FINGERPRINT.search(said) if code == 0 else None
-    if found is None:
-        raise SealError(f"{key}: not an SSH key ({said or 'ssh-keygen -l failed'})")
-    return found.group()
+    return sshsig.fingerprint(key)
 
 
 def signed_by(statement: Path, signature: Path) -> tuple[str | None, str]:
     """The fingerprint of the key that made `signature` over `statement`, when the signature
     checks out for its own key (`-Y check-novalidate`), and what ssh-keygen said."""
-    code, _, said = run_keygen(
-        ["-Y", "check-novalidate", "-n", NAMESPACE, "-s", str(signature)], stdin=statement
-    )
-    found = FINGERPRINT.search(said) if code == 0 else None
-    return (found.group() if found else None), said
+    return sshsig.signed_by(statement, signature, NAMESPACE)
 
 
 def principals(allowed: Path, signature: Path) -> tuple[list[str], str]:
     """The identities the allowed-signers file gives the signature's key ([] when none)."""
-    code, out, said = run_keygen(
-        ["-Y", "find-principals", "-f", str(allowed), "-s", str(signature)]
-    )
-    found = [line.strip() for line in out.splitlines() if line.strip()] if code == 0 else []
-    return found, said
+    return sshsig.principals(allowed, signature)
 
 
 def verify_signature(
     allowed: Path, identity: str, statement: Path, signature: Path
 ) -> tuple[bool, str]:
     """`ssh-keygen -Y verify`: whether `identity` signed `statement`, and what it said."""
-    code, _, said = run_keygen(
-        ["-Y", "verify", "-f", str(allowed), "-I", identity, "-n", NAMESPACE, "-s", str(signature)],
-        stdin=statement,
-    )
-    return code == 0, said
+    return sshsig.verify(allowed, identity, statement, signature, NAMESPACE)

@@ -8,20 +8,16 @@ The record must verify first (chain, anchor, evidence, earlier seals): a seal vo
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
+from . import sshsig
 from .errors import UsageError
-from .seal import NAMESPACE, SealError, Statement, fingerprint, run_keygen, signed_by
+from .seal import NAMESPACE, SealError, Statement, fingerprint, signed_by
 from .structs import struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from .verify import Verification
-
-SIGN_TIMEOUT = 300.0  # a passphrase may be typed at the terminal
-KEY_PREFIXES = ("ssh-", "ecdsa-", "sk-")
 
 
 class NotSealed(Exception):
@@ -63,45 +59,10 @@ def seal(journal: Path, key: str | None) -> Sealed:
 
 def choose_key(given: str | None, scratch: Path) -> tuple[Path, str]:
     """The key file to pass to `ssh-keygen -Y sign -f`, and how to name it."""
-    if given is not None:
-        path = Path(given).expanduser()
-        if not path.is_file():
-            raise UsageError(f"--key {given}: no such key file")
-        return path, str(path)
-    agent = _agent_key(scratch)
-    if agent is not None:
-        return agent, "ssh-agent"
-    default = Path.home() / ".ssh" / "id_ed25519"
-    if default.is_file():
-        return default, str(default)
-    raise UsageError(
-        "no SSH key to sign with: load one into ssh-agent (ssh-add), or pass --key FILE"
-    )
-
-
-def _agent_key(scratch: Path) -> Path | None:
-    """The first public key ssh-agent holds, written to a file ssh-keygen can take."""
-    if not os.environ.get("SSH_AUTH_SOCK"):
-        return None
-    ssh_add = shutil.which("ssh-add")
-    if ssh_add is None:
-        return None
     try:
-        done = subprocess.run(
-            [ssh_add, "-L"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    keys = [
-        line
-        for line in done.stdout.decode("utf-8", "replace").splitlines()
-        if line.startswith(KEY_PREFIXES)
-    ]
-    if done.returncode != 0 or not keys:
-        return None
-    path = scratch / "agent-key.pub"
-    path.write_text(keys[0] + "\n")
-    return path
+        return sshsig.choose_key(given, scratch)
+    except SealError as error:
+        raise UsageError(str(error)) from None
 
 
 def _write_signed(folder: Path, statement: Statement, key: Path) -> Path:
@@ -111,11 +72,7 @@ def _write_signed(folder: Path, statement: Statement, key: Path) -> Path:
     signature = temp.with_name(temp.name + ".sig")
     try:
         temp.write_bytes(statement.encode())
-        code, _, said = run_keygen(
-            ["-Y", "sign", "-f", str(key), "-n", NAMESPACE, str(temp)], timeout=SIGN_TIMEOUT
-        )
-        if code != 0 or not signature.is_file():
-            raise SealError(f"ssh-keygen could not sign with {key}: {said or f'exit {code}'}")
+        sshsig.sign(temp, key, NAMESPACE)
         signer, said = signed_by(temp, signature)
         if signer != statement.signer:
             raise SealError(f"the signature made with {key} does not check out ({said})")

@@ -68,6 +68,7 @@ class Session(PolicyCalls):
         self.layout = Layout(self.workspace)
         self.platform = self._platform()
         self._require_confinement(self.policy)
+        self.policy.check_signers()
         self._env: dict[str, str] | None = None
         self._scratch: Path | None = None
         self._running: dict[int, set[int]] = {}  # seq -> other calls running when declared
@@ -136,6 +137,9 @@ class Session(PolicyCalls):
         guarded = [self.layout.report, *self.layout.spares]
         if not self.policy.source.startswith("preset:"):
             guarded.append(Path(self.policy.source).resolve())
+        signers = [self.policy.allowed_signers, *(r.allowed_signers for r in self.policy.rules)]
+        guarded += [Path(path) for path in dict.fromkeys(signers) if path]
+        guarded += [path for path in self.layout.client_settings() if path.exists()]
         return Confinement(
             self.platform,
             self.workspace,
@@ -282,11 +286,12 @@ class Session(PolicyCalls):
             # Durable before the effect, and shown in the report at once (as running, or
             # waiting for approval) before anything runs.
             self.journal.append(record, durable=True)
+            declared = self.journal.position.head  # what a signed approval binds
             self._publish()
             self._running[seq] = set(self.report.history.pending) - {seq}
         try:
             if decision.decision == "ask":
-                answer = self._ask(seq, verdict, effect, decision, cancel)
+                answer = self._ask(seq, verdict, effect, decision, cancel, declared)
                 if answer.decision == "cancelled":
                     return self._cancelled(seq, verdict, answer.comment, answer.by, False)
                 if not answer.approved:

@@ -3,6 +3,8 @@ and firing alerts. A mixin of `Session`, kept apart so each concern has its own 
 
 from __future__ import annotations
 
+from functools import partial
+
 from .gate import Call, Rejected
 from .guard import ALLOW
 from .journal import Record
@@ -60,12 +62,15 @@ class PolicyCalls:
         effect: Effect | None,
         decision: Decision,
         cancel: Cancel | None = None,
+        declared: str = "",
     ) -> Answer:
         """A human decides; the decision is journaled (durably) before anything runs. A call
-        cancelled while it waits gets no approval record: nobody decided."""
+        cancelled while it waits gets no approval record: nobody decided. `declared` is the
+        hash of the call's journal line, which a signed answer must name."""
         import time as clock
 
         request = self.guard.request(seq, self.session_id, call, effect, decision)
+        request = request.bound(declared, partial(self._answer_rejected, seq))
         started = clock.monotonic()
         approver = self.guard.approver()
         answer = approver.ask(request, cancel) if cancel is not None else approver.ask(request)
@@ -92,6 +97,14 @@ class PolicyCalls:
             self.journal.append(record, durable=True)
             self._publish()
         return answer
+
+    def _answer_rejected(self, seq: int, why: dict[str, Any]) -> None:
+        """An answer that does not count is journaled, and the call goes on waiting."""
+        record: Record = {"kind": "approval-rejected", "seq": seq, "t": now(), **why}
+        record, _ = self.guard.scrub(record)
+        with self.journal.locked():
+            self.journal.append(record, durable=True)
+            self._publish()
 
     def _denied(self, seq: int, call: Call, decision: Decision, answer: Answer) -> CallResult:
         who = answer.by or ("timeout" if answer.timed_out else "nobody")

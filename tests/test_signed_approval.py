@@ -1,0 +1,343 @@
+"""Only a human's key approves: signed answers, checked against the policy's allowed signers
+before anything runs, re-checkable by an auditor with stock ssh-keygen; and every answer that
+should not count, tried as an attacker would, does not."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
+CHANGE = "The report asks for a marker file; creating it is the change itself."
+POLICY = """default = "allow"
+[approval]
+channel = "file"
+timeout = 60
+allowed_signers = "allowed_signers"
+[[rule]]
+id = "changes"
+when = "act == 'change-state'"
+decision = "ask"
+message = "a qualified engineer approves every change"
+"""
+
+
+@dataclass
+class Keys:
+    alice: Path  # in allowed_signers as alice@example.com
+    mallory: Path  # a key of her own, unknown to the policy
+    signers: str  # the allowed_signers line(s)
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
+    folder = tmp_path_factory.mktemp("keys")
+    made = {}
+    for name in ("alice", "mallory"):
+        path = folder / name
+        subprocess.run([KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)],
+                       check=True)  # fmt: skip
+        made[name] = path
+    public = (folder / "alice.pub").read_text().split()
+    return Keys(made["alice"], made["mallory"], f"alice@example.com {public[0]} {public[1]}\n")
+
+
+@pytest.fixture
+def ws(tmp_path: Path, keys: Keys, monkeypatch: pytest.MonkeyPatch) -> Path:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "epistemic.toml").write_text(POLICY)
+    (workspace / "allowed_signers").write_text(keys.signers)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no default key, no agent
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    return workspace
+
+
+def cli(*args: str, ws: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([EPISTEMIC, *args], cwd=ws, capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+
+
+def journal(ws: Path) -> list[dict[str, Any]]:
+    lines = (ws / ".epistemic" / "journal.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def of_kind(ws: Path, kind: str) -> list[dict[str, Any]]:
+    return [r for r in journal(ws) if r["kind"] == kind]
+
+
+def eventually(check: Callable[[], Any], what: str, seconds: float = 30) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if found := check():
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def waiting(ws: Path) -> Iterator[subprocess.Popen[str]]:
+    """A change-state call waiting for approval in another process."""
+    process = subprocess.Popen(
+        [EPISTEMIC, "exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt"],
+        cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    eventually((ws / ".epistemic" / "pending" / "1.request.json").exists, "the request")
+    yield process
+    if process.poll() is None:
+        process.kill()
+    process.communicate()
+
+
+def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
+    _, err = process.communicate(timeout=60)
+    return process.returncode, err
+
+
+def test_a_signed_approval_runs_the_call_and_an_auditor_can_recheck_it(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str], tmp_path: Path
+) -> None:
+    answered = cli("approve", "1", "--key", str(keys.alice), "--comment", "CHG-114", ws=ws)
+    assert answered.returncode == 0, answered.stderr
+    code, err = finish(waiting)
+    assert code == 0, err
+    assert (ws / "made.txt").exists()
+    approval = of_kind(ws, "approval")[0]
+    assert approval["signed"] is True and approval["decision"] == "approved"
+    assert approval["by"] == approval["signer"] == "alice@example.com"
+    assert approval["key"].startswith("SHA256:") and approval["comment"] == "CHG-114"
+    # the auditor: the statement names the call's line, and stock ssh-keygen verifies it
+    lines = (ws / ".epistemic" / "journal.jsonl").read_bytes().splitlines()
+    call_line = next(line for line in lines if b'"kind":"call"' in line)
+    assert f"call: {hashlib.sha256(call_line).hexdigest()}" in approval["statement"]
+    (tmp_path / "statement").write_text(approval["statement"])
+    (tmp_path / "statement.sig").write_text(approval["signature"])
+    with (tmp_path / "statement").open("rb") as statement:
+        done = subprocess.run(
+            [KEYGEN, "-Y", "verify", "-f", str(ws / "allowed_signers"), "-I",
+             "alice@example.com", "-n", "epistemic-approval", "-s",
+             str(tmp_path / "statement.sig")],
+            stdin=statement, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def assert_rejected_then_signed(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str], why: str
+) -> None:
+    """The bad answer was journaled as rejected, the call kept waiting and ran only once
+    alice signed."""
+    rejected = eventually(lambda: of_kind(ws, "approval-rejected"), "the rejection")
+    assert why in rejected[0]["why"], rejected
+    assert not (ws / "made.txt").exists()
+    assert cli("approve", "1", "--key", str(keys.alice), ws=ws).returncode == 0
+    code, err = finish(waiting)
+    assert code == 0, err
+    assert of_kind(ws, "approval")[0]["signer"] == "alice@example.com"
+
+
+def test_an_unsigned_answer_does_not_count(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str]
+) -> None:
+    assert cli("approve", "1", "--unsigned", "--as", "alice@example.com", ws=ws).returncode == 0
+    assert_rejected_then_signed(ws, keys, waiting, "not signed")
+
+
+def test_an_unknown_signer_does_not_count(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str]
+) -> None:
+    assert cli("approve", "1", "--key", str(keys.mallory), ws=ws).returncode == 0
+    assert_rejected_then_signed(ws, keys, waiting, "unknown signer")
+
+
+def test_a_claimed_name_that_is_not_the_keys_does_not_count(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str]
+) -> None:
+    done = cli("approve", "1", "--key", str(keys.alice), "--as", "bob@example.com", ws=ws)
+    assert done.returncode == 0
+    assert_rejected_then_signed(ws, keys, waiting, "not to 'bob@example.com'")
+
+
+ANSWER = Path(".epistemic") / "pending" / "1.answer.json"
+
+
+def forge(ws: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """A signed answer, then altered the way an attacker would, put back in its place."""
+    request = json.loads((ws / ".epistemic" / "pending" / "1.request.json").read_text())
+    from epistemic_agent.approval_signing import Statement, sign
+
+    statement = Statement(
+        request["session"], 1, request["call"], "denied", request["requested"], ""
+    )
+    signature, _ = sign(statement, str(Path(os.environ["FORGE_KEY"])))
+    answer = {
+        "nonce": request["nonce"],
+        "decision": "denied",
+        "comment": "",
+        "statement": statement.text(),
+        "signature": signature,
+        "at": request["requested"],
+    }
+    change(answer)
+    (ws / ANSWER).write_text(json.dumps(answer))
+
+
+FORGERIES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "decision flipped after signing": (
+        lambda a: a.update(decision="approved"),
+        "does not match this request",
+    ),
+    "statement for another call": (
+        lambda a: a.update(statement=a["statement"].replace("seq: 1", "seq: 2")),
+        "does not match this request",
+    ),
+    "signature of garbage": (
+        lambda a: a.update(
+            signature="-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n"
+        ),
+        "does not check out",
+    ),
+    "no nonce (replayed)": (lambda a: a.pop("nonce"), "no matching nonce"),
+    "not a decision": (lambda a: a.update(decision="yes"), "holds no decision"),
+    "statement unreadable": (lambda a: a.update(statement="approve it"), "malformed"),
+}
+
+
+@pytest.mark.parametrize("forgery", FORGERIES, ids=list(FORGERIES))
+def test_forged_answers_do_not_count(
+    ws: Path,
+    keys: Keys,
+    waiting: subprocess.Popen[str],
+    forgery: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FORGE_KEY", str(keys.alice))
+    change, why = FORGERIES[forgery]
+    forge(ws, change)
+    assert_rejected_then_signed(ws, keys, waiting, why)
+
+
+def test_a_late_or_unknown_answer_fails_with_a_clear_message(ws: Path, keys: Keys) -> None:
+    (ws / "epistemic.toml").write_text(POLICY.replace("timeout = 60", "timeout = 0.5"))
+    done = cli("exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt", ws=ws)
+    assert done.returncode == 2 and "no answer within 0.5 s" in done.stderr
+    late = cli("approve", "1", "--key", str(keys.alice), ws=ws)
+    assert late.returncode == 1 and "timed out" in late.stderr and "Traceback" not in late.stderr
+    unknown = cli("approve", "5", "--key", str(keys.alice), ws=ws)
+    assert unknown.returncode == 1 and "was ever opened" in unknown.stderr
+    assert not (ws / "made.txt").exists()
+
+
+def test_no_key_to_sign_with_is_a_clear_error(ws: Path, waiting: subprocess.Popen[str]) -> None:
+    done = cli("approve", "1", ws=ws)
+    assert done.returncode == 1 and "no SSH key to sign with" in done.stderr, done
+    missing = cli("approve", "1", "--key", "/nonexistent/key", ws=ws)
+    assert missing.returncode == 1 and "no such key file" in missing.stderr
+    assert not (ws / ANSWER).exists()
+
+
+def test_a_missing_or_empty_allowed_signers_file_stops_the_session(ws: Path) -> None:
+    (ws / "allowed_signers").unlink()
+    done = cli("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", ws=ws)
+    assert (
+        done.returncode == 2 and "allowed_signers 'allowed_signers' cannot be read" in done.stderr
+    )
+    (ws / "allowed_signers").write_text("# nobody yet\n")
+    done = cli("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", ws=ws)
+    assert done.returncode == 2 and "holds no signer lines" in done.stderr
+    (ws / "epistemic.toml").write_text(POLICY.replace('allowed_signers = "allowed_signers"\n', ""))
+    done = cli("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", ws=ws)
+    assert done.returncode == 2 and "names nobody who may approve" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_optional_signatures_take_unsigned_answers_and_lint_lists_them(ws: Path) -> None:
+    text = POLICY.replace('allowed_signers = "allowed_signers"\n', 'signatures = "optional"\n')
+    (ws / "epistemic.toml").write_text(text)
+    process = subprocess.Popen(
+        [EPISTEMIC, "exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt"],
+        cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    eventually((ws / ".epistemic" / "pending" / "1.request.json").exists, "the request")
+    assert cli("approve", "1", "--as", "qa", ws=ws).returncode == 0  # no key here: unsigned
+    code, err = finish(process)
+    assert code == 0, err
+    approval = of_kind(ws, "approval")[0]
+    assert approval["signed"] is False and approval["by"] == "qa"
+    linted = cli("lint", str(ws), "--json", ws=ws)
+    findings = json.loads(linted.stdout)["findings"]
+    assert [f["check"] for f in findings] == ["approval-unsigned"], findings
+    assert linted.returncode == 1
+
+
+def on_terminal(ws: Path, home: Path, *answers: bytes) -> tuple[int, bytes]:
+    """`epistemic exec` at a terminal (a pty): answer y/n, then the comment."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "HOME": str(home)}
+    argv = [EPISTEMIC, "exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt"]
+    process = subprocess.Popen(argv, cwd=ws, stdin=slave, stdout=slave, stderr=slave,
+                               start_new_session=True, env=env)  # fmt: skip
+    os.close(slave)
+    seen = bytearray()
+
+    def read_until(marker: bytes) -> None:
+        deadline = time.monotonic() + 30
+        while marker not in seen:
+            ready, _, _ = select.select([master], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no {marker!r} in {bytes(seen)!r}"
+            seen.extend(os.read(master, 4096))
+
+    try:
+        read_until(b"[y/n]")
+        os.write(master, answers[0])
+        read_until(b"comment")
+        os.write(master, answers[1])
+        process.wait(timeout=60)
+        while select.select([master], [], [], 0.2)[0]:
+            try:
+                seen.extend(os.read(master, 4096))
+            except OSError:
+                break
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+    return process.returncode, bytes(seen)
+
+
+@pytest.mark.parametrize("key", ["alice", "mallory"])
+def test_a_terminal_answer_is_signed_with_the_operators_key(
+    ws: Path, keys: Keys, tmp_path: Path, key: str
+) -> None:
+    (ws / "epistemic.toml").write_text(
+        POLICY.replace('channel = "file"\n', 'channel = "terminal"\n')
+    )
+    home = tmp_path / f"home-{key}"
+    (home / ".ssh").mkdir(parents=True)
+    shutil.copy(getattr(keys, key), home / ".ssh" / "id_ed25519")
+    code, screen = on_terminal(ws, home, b"y\n", b"looked at the diff\n")
+    approval = of_kind(ws, "approval")[0]
+    if key == "alice":
+        assert code == 0, screen
+        assert approval["signed"] is True and approval["by"] == "alice@example.com"
+        assert (ws / "made.txt").exists()
+    else:  # a key the policy does not trust: the answer is a denial, the call never runs
+        assert code == 2, screen
+        assert approval["decision"] == "denied" and "unknown signer" in approval["comment"]
+        assert not (ws / "made.txt").exists()
