@@ -24,6 +24,7 @@ from epistemic_agent import confine
 from epistemic_agent.confine_platform import GUARANTEES, Platform, detect
 from epistemic_agent.effects import Effect
 from epistemic_agent.effects_cache import EffectCache
+from epistemic_agent.journal import JournalError
 from epistemic_agent.session import Session, Settings
 from epistemic_agent.verify import verify_journal
 
@@ -271,7 +272,11 @@ def run_attacks(box: Box, act: str) -> list[str]:
         session.bash("echo seeding the evidence store", "collect-info", LOOK)
         for what, command in attacks(box):
             before = snapshot(box)
-            result = session.bash(command, act, reason)
+            try:
+                result = session.bash(command, act, reason)
+            except JournalError as error:  # the session refuses a journal an attack broke
+                broken.append(f"{what}: {error}")
+                break
             assert result.status == "ran", (what, result)
             try:
                 assert_intact(box, before, what)
@@ -442,6 +447,7 @@ DRIVER = textwrap.dedent(
     from epistemic_agent.confine_platform import Platform
     from epistemic_agent.effects import Effect
     from epistemic_agent.effects_cache import EffectCache
+from epistemic_agent.journal import JournalError
     from epistemic_agent.session import Session, Settings
     EffectCache.classify = lambda self, command: Effect("unknown", dynamic=True)  # blind gate
     ws, spec, act, command = sys.argv[1:5]

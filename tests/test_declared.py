@@ -157,6 +157,8 @@ def test_the_rule_and_flag_ids_are_stable() -> None:
         "cleanup-preexisting",
         "no-change",
         "record-tampered",
+        "session-killed",
+        "concurrent",
     }
 
 
