@@ -1,0 +1,312 @@
+"""The real agent clients, installed from npm and driven headless against tests/modelserver.py.
+
+`install()` puts the versions pinned in tests/npm/package.json under .venv/npm/ (once; later
+calls find them there). `scripts/setup --test` runs it too: `python tests/agentclients.py`.
+A client turn runs the exact headless invocation `epistemic init` prints (see
+epistemic_agent.client_setup), in a private HOME, with no network but the model server.
+
+For tests of approvals: `start_turn` returns a running `Turn`; `wait_pending` blocks until the
+call waits for an approval (as `epistemic pending --json` shows it), and `finish` waits for
+the client to end its turn.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "tests" / "npm" / "package.json"
+PREFIX = ROOT / ".venv" / "npm"
+EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+INSTALL_TIMEOUT = 900.0
+#: What each client says its name is in the MCP handshake (and so in the journal's header).
+HANDSHAKE_NAMES = {"claude-code": "claude-code", "codex": "codex-mcp-client"}
+
+
+class InstallError(Exception):
+    """The clients could not be installed (npm missing, or the registry unreachable)."""
+
+
+def pinned() -> dict[str, str]:
+    dependencies: dict[str, str] = json.loads(PACKAGE.read_text())["dependencies"]
+    return dependencies
+
+
+def install() -> Path:
+    """The folder of the installed clients' executables; installs them when missing."""
+    wanted = hashlib.sha256(PACKAGE.read_bytes()).hexdigest()
+    stamp = PREFIX / ".installed"
+    binaries = PREFIX / "node_modules" / ".bin"
+    PREFIX.mkdir(parents=True, exist_ok=True)
+    with open(PREFIX.parent / "npm.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one install, however many test runs ask at once
+        if stamp.is_file() and stamp.read_text() == wanted:
+            return binaries
+        npm = shutil.which("npm")
+        if npm is None:
+            raise InstallError("npm is not installed: the client tests need Node.js and npm")
+        shutil.copyfile(PACKAGE, PREFIX / "package.json")
+        command = [npm, "install", "--no-audit", "--no-fund", "--no-package-lock"]
+        command += ["--loglevel=error", "--fetch-retries=1"]
+        try:
+            done = subprocess.run(
+                command, cwd=PREFIX, capture_output=True, text=True, timeout=INSTALL_TIMEOUT
+            )
+        except subprocess.TimeoutExpired:
+            raise InstallError(
+                f"npm install of {', '.join(pinned())} took over {INSTALL_TIMEOUT:.0f} s: "
+                "is the npm registry reachable?"
+            ) from None
+        if done.returncode != 0:
+            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
+            raise InstallError(
+                f"npm could not install {', '.join(pinned())} (exit {done.returncode}); "
+                f"is the npm registry reachable? npm said:\n{tail}"
+            )
+        stamp.write_text(wanted)
+    return binaries
+
+
+def base_env(home: Path) -> dict[str, str]:
+    """A clean environment: no credentials or client settings of the machine's leak in."""
+    keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "PYTHONPATH")
+    env = {name: os.environ[name] for name in keep if name in os.environ}
+    home.mkdir(parents=True, exist_ok=True)
+    env["HOME"] = str(home)
+    env.update(
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1",
+        DISABLE_ERROR_REPORTING="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        NO_COLOR="1",
+    )
+    return env
+
+
+def init(client: str, workspace: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`epistemic init CLIENT -C WORKSPACE`, as a user runs it."""
+    command = [EPISTEMIC, "init", client, "-C", str(workspace), *extra]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+@dataclass
+class Finished:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+class Turn:
+    """A client turn running in the background."""
+
+    def __init__(self, process: subprocess.Popen[str], workspace: Path) -> None:
+        self.process = process
+        self.workspace = workspace
+        self.started = time.monotonic()
+
+    def wait_pending(self, timeout: float = 60.0) -> list[dict[str, Any]]:
+        """The open approval requests, once there is one (fails after `timeout` seconds)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            listed = subprocess.run(
+                [EPISTEMIC, "pending", "-C", str(self.workspace), "--json"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            requests: list[dict[str, Any]] = json.loads(listed.stdout or "[]")
+            if requests:
+                return requests
+            if self.process.poll() is not None:
+                out, err = self.process.communicate()
+                raise AssertionError(f"the client ended before asking: {out}\n{err}")
+            time.sleep(0.2)
+        self.kill()
+        raise AssertionError(f"no approval request within {timeout} s")
+
+    def finish(self, timeout: float = 120.0) -> Finished:
+        try:
+            out, err = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            out, err = self.process.communicate()
+            raise AssertionError(
+                f"the client's turn took over {timeout} s:\n{out}\n{err}"
+            ) from None
+        code = self.process.returncode
+        return Finished(code, out, err, time.monotonic() - self.started)
+
+    def kill(self) -> None:
+        """End the client and what it started (it runs in its own process group)."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, 9)
+
+
+class Client:
+    """One client: how a turn is started with the setup `epistemic init` wrote."""
+
+    name = ""
+    wire = ""
+
+    def __init__(self, binaries: Path) -> None:
+        self.binaries = binaries
+
+    @property
+    def version(self) -> str:
+        return pinned()[self.package]
+
+    package = ""
+
+    def argv(self, workspace: Path, prompt: str, tool_timeout: float | None) -> list[str]:
+        raise NotImplementedError
+
+    def env(self, home: Path, model_url: str) -> dict[str, str]:
+        raise NotImplementedError
+
+    def start_turn(
+        self,
+        workspace: Path,
+        model_url: str,
+        prompt: str,
+        home: Path,
+        tool_timeout: float | None = None,
+    ) -> Turn:
+        """Start a turn; `tool_timeout` (seconds) replaces the client's wait for one call."""
+        process = subprocess.Popen(
+            self.argv(workspace, prompt, tool_timeout),
+            cwd=workspace,
+            env=self.env(home, model_url),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        return Turn(process, workspace)
+
+    def run_turn(
+        self, workspace: Path, model_url: str, prompt: str, home: Path, timeout: float = 120.0
+    ) -> Finished:
+        return self.start_turn(workspace, model_url, prompt, home).finish(timeout)
+
+
+def documented(line: str, workspace: Path, prompt: str) -> list[str]:
+    """A headless invocation as `epistemic init` prints it, with the task filled in."""
+    words = shlex.split(line)
+    if "&&" in words:  # `cd WORKSPACE && ...`: the turn starts in the workspace anyway
+        words = words[words.index("&&") + 1 :]
+    return [prompt if word == "TASK" else word for word in words]
+
+
+class ClaudeCode(Client):
+    name = "claude-code"
+    wire = "anthropic"
+    package = "@anthropic-ai/claude-code"
+
+    def argv(self, workspace: Path, prompt: str, tool_timeout: float | None) -> list[str]:
+        from epistemic_agent.client_setup import CLAUDE_HEADLESS
+
+        if tool_timeout is not None:  # the server's own `timeout` wins over MCP_TOOL_TIMEOUT
+            config = workspace / ".mcp.json"
+            entries = json.loads(config.read_text())
+            entries["mcpServers"]["epistemic"]["timeout"] = int(tool_timeout * 1000)
+            config.write_text(json.dumps(entries, indent=2))
+        words = documented(CLAUDE_HEADLESS.format(workspace=workspace), workspace, prompt)
+        assert words[0] == "claude"
+        return [str(self.binaries / "claude"), *words[1:], "--output-format", "json"]
+
+    def env(self, home: Path, model_url: str) -> dict[str, str]:
+        env = base_env(home)
+        env.update(ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="sk-ant-test-not-a-key")
+        return env
+
+
+class Codex(Client):
+    name = "codex"
+    wire = "responses"
+    package = "@openai/codex"
+    model = "test-model"  # not in Codex's catalogue: MCP tools come as a namespace tool
+
+    def home(self, home: Path) -> Path:
+        """$CODEX_HOME with a model provider at the model server (the test's, not init's)."""
+        return home / ".codex"
+
+    def provider(self, home: Path, model_url: str) -> None:
+        codex_home = self.home(home)
+        codex_home.mkdir(parents=True, exist_ok=True)
+        config = codex_home / "config.toml"
+        lines = [
+            f'model = "{self.model}"',
+            'model_provider = "scripted"',
+            "[model_providers.scripted]",
+            'name = "scripted"',
+            f'base_url = "{model_url}/v1"',
+            'wire_api = "responses"',
+            'env_key = "SCRIPTED_API_KEY"',
+        ]
+        kept = config.read_text() if config.is_file() else ""  # `--trust` writes here
+        trusted = kept[kept.find("[projects.") :] if "[projects." in kept else ""
+        config.write_text("\n".join(lines) + "\n\n" + trusted)
+
+    def argv(self, workspace: Path, prompt: str, tool_timeout: float | None) -> list[str]:
+        from epistemic_agent.client_setup import CODEX_HEADLESS
+
+        words = documented(CODEX_HEADLESS.format(workspace=workspace), workspace, prompt)
+        assert words[:2] == ["codex", "exec"]
+        extra = ["--skip-git-repo-check"]  # the test workspaces are no git repositories
+        overrides: dict[str, str] = {}
+        if "PYTHONPATH" in os.environ:  # a source tree under test: Codex filters the
+            overrides["env"] = _inline({"PYTHONPATH": os.environ["PYTHONPATH"]})  # servers' env
+        if tool_timeout is not None:
+            overrides["tool_timeout_sec"] = json.dumps(tool_timeout)
+        if overrides:
+            extra += self._server_overrides(workspace, overrides)
+        return [str(self.binaries / "codex"), "exec", *extra, *words[2:]]
+
+    def _server_overrides(self, workspace: Path, values: dict[str, str]) -> list[str]:
+        """`-c` overrides of the server entry init wrote. They form a layer of their own,
+        checked before the project's, so they repeat its command and args."""
+        import tomllib
+
+        config = tomllib.loads((workspace / ".codex" / "config.toml").read_text())
+        server = config["mcp_servers"]["epistemic"]
+        values = {
+            "command": json.dumps(server["command"]),
+            "args": json.dumps(server["args"]),
+            **values,
+        }
+        return [
+            word
+            for key, value in values.items()
+            for word in ("-c", f"mcp_servers.epistemic.{key}={value}")
+        ]
+
+    def env(self, home: Path, model_url: str) -> dict[str, str]:
+        self.provider(home, model_url)
+        env = base_env(home)
+        env.update(CODEX_HOME=str(self.home(home)), SCRIPTED_API_KEY="not-a-key")
+        return env
+
+
+def _inline(table: dict[str, str]) -> str:
+    return "{" + ", ".join(f"{key} = {json.dumps(value)}" for key, value in table.items()) + "}"
+
+
+if __name__ == "__main__":  # scripts/setup --test
+    try:
+        print(f"test clients in {install()}")
+    except InstallError as error:
+        print(f"tests/agentclients.py: {error}", file=sys.stderr)
+        sys.exit(1)
