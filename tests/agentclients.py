@@ -5,13 +5,17 @@ calls find them there). `scripts/setup --test` runs it too: `python tests/agentc
 A client turn runs the exact headless invocation `epistemic init` prints (see
 epistemic_agent.client_setup), in a private HOME, with no network but the model server.
 
-For tests of approvals: `start_turn` returns a running `Turn`; `wait_pending` blocks until the
-call waits for an approval (as `epistemic pending --json` shows it), and `finish` waits for
-the client to end its turn.
+For tests of approvals: `with client.start_turn(...) as turn:` runs a turn in the background;
+`turn.wait_pending()` blocks until a call waits for an approval (as `epistemic pending --json`
+shows it), `turn.finish()` waits for the client to end its turn, and leaving the `with` ends
+whatever the turn started. `start_turn(..., tool_timeout=S)` shortens the client's own wait
+for one call (Codex's `tool_timeout_sec`, Claude Code's per-server `timeout`): when it runs
+out, both clients tell the model the call timed out and go on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -149,16 +153,31 @@ class Turn:
         return Finished(code, out, err, time.monotonic() - self.started)
 
     def kill(self) -> None:
-        """End the client and what it started (it runs in its own process group)."""
-        if self.process.poll() is None:
+        """End the client and what it started (they share a process group of their own),
+        whether the client is still running or not."""
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, 9)
+        if self.process.returncode is None:
+            self.process.wait()
+
+    def __enter__(self) -> Turn:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Nothing the turn started outlives the test (`finish` leaves the server alone, so
+        that a test can look at what it does once its client is gone)."""
+        self.kill()
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
 
 
 class Client:
     """One client: how a turn is started with the setup `epistemic init` wrote."""
 
-    name = ""
-    wire = ""
+    name = ""  # as `epistemic init` calls it
+    wire = ""  # what its model server speaks (modelserver.ModelServer)
+    package = ""  # its npm package
 
     def __init__(self, binaries: Path) -> None:
         self.binaries = binaries
@@ -166,8 +185,6 @@ class Client:
     @property
     def version(self) -> str:
         return pinned()[self.package]
-
-    package = ""
 
     def argv(self, workspace: Path, prompt: str, tool_timeout: float | None) -> list[str]:
         raise NotImplementedError
@@ -199,13 +216,15 @@ class Client:
     def run_turn(
         self, workspace: Path, model_url: str, prompt: str, home: Path, timeout: float = 120.0
     ) -> Finished:
-        return self.start_turn(workspace, model_url, prompt, home).finish(timeout)
+        with self.start_turn(workspace, model_url, prompt, home) as turn:
+            return turn.finish(timeout)
 
 
 def documented(line: str, workspace: Path, prompt: str) -> list[str]:
     """A headless invocation as `epistemic init` prints it, with the task filled in."""
     words = shlex.split(line)
     if "&&" in words:  # `cd WORKSPACE && ...`: the turn starts in the workspace anyway
+        assert words[:2] == ["cd", str(workspace)], line
         words = words[words.index("&&") + 1 :]
     return [prompt if word == "TASK" else word for word in words]
 

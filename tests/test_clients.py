@@ -239,14 +239,14 @@ message = "a human approves every change"
 """
     ws = workspace(tmp_path, client, policy)
     change = {"command": "touch approved-only", "type": "change-state", "reason": GHOST}
-    with ModelServer(client.wire, [Step([Call("bash", change)])]) as model:
-        turn = client.start_turn(ws, model.url, "Make the marker.", tmp_path / "home")
+    prompt, home = "Make the marker.", tmp_path / "home"
+    with (
+        ModelServer(client.wire, [Step([Call("bash", change)])]) as model,
+        client.start_turn(ws, model.url, prompt, home) as turn,
+    ):
         (request,) = turn.wait_pending(timeout=60)
-        assert (request["seq"], request["act"], request["command"]) == (
-            1,
-            "change-state",
-            change["command"],
-        )
+        assert (request["seq"], request["act"]) == (1, "change-state")
+        assert request["command"] == change["command"]
         done = turn.finish(timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     answer = model.result(0)

@@ -217,7 +217,7 @@ def test_a_file_that_does_not_parse_is_never_written(
     (ws / path).write_text(text)
     before = snapshot(ws)
     for extra in ((), ("--force",)):
-        code, out, err = init(ws, capsys, client, *extra)
+        code, _, err = init(ws, capsys, client, *extra)
         if "not a table" in problem and extra:
             continue  # --force may replace a value of the wrong shape
         assert code == 2 and problem in err and "Traceback" not in err, err
@@ -381,3 +381,21 @@ def test_a_users_file_keeps_its_mode(ws: Path, capsys: pytest.CaptureFixture[str
     (ws / "AGENTS.md").chmod(0o600)
     init(ws, capsys, "codex")
     assert (ws / "AGENTS.md").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_file_where_a_folder_should_be_stops_everything(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (ws / ".claude").write_text("not a folder")
+    before = snapshot(ws)
+    code, _, err = init(ws, capsys, "claude-code")
+    assert code == 2 and ".claude is not a directory" in err and snapshot(ws) == before
+
+
+def test_what_a_file_holds_cannot_drive_the_terminal(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile = {"mcpServers": {"epistemic": {"command": "\x1b]0;owned\x07\x9b2J"}}}
+    (ws / ".mcp.json").write_text(json.dumps(hostile, ensure_ascii=False))
+    code, _, err = init(ws, capsys, "generic")
+    assert code == 2 and "\x1b" not in err and "\x9b" not in err and "\\x9b2J" in err

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from .errors import UsageError
+from .safetext import one_line
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
     conflicts = [f"{item.path}: {c}" for item, result in merged for c in result.conflicts]
     if conflicts:
         for line in conflicts:
-            print(f"epistemic: {line}", file=sys.stderr)
+            print(f"epistemic: {one_line(line)}", file=sys.stderr)
         print("epistemic: nothing was written", file=sys.stderr)
         return 2
     states = [_state(workspace, item, result) for item, result in merged]
@@ -96,7 +97,11 @@ def _cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read(path: Path) -> str | None:
+def _read(workspace: Path, relative: str) -> str | None:
+    path = workspace / relative
+    for folder in list(path.relative_to(workspace).parents)[-2::-1]:  # .claude, then deeper
+        if (workspace / folder).exists() and not (workspace / folder).is_dir():
+            raise UsageError(f"{workspace / folder} is not a directory; nothing was written")
     if not path.exists() and not path.is_symlink():
         return None
     if not path.is_file():
@@ -110,7 +115,7 @@ def _read(path: Path) -> str | None:
 def _merge(workspace: Path, item: FilePlan, force: bool) -> Merged:
     from .config_merge import MergeError, merge_json, merge_lines, merge_section, merge_toml
 
-    before = _read(workspace / item.path)
+    before = _read(workspace, item.path)
     try:
         if item.kind == "json":
             return merge_json(before, list(item.wants), force)
@@ -145,7 +150,12 @@ def _print_files(merged: list[tuple[FilePlan, Merged]], states: list[str]) -> No
         if number:
             print()
         print(f"==> {item.path} ({state}) <==")
-        print(result.text, end="")
+        print(_for_terminal(result.text) if sys.stdout.isatty() else result.text, end="")
+
+
+def _for_terminal(text: str) -> str:
+    """A file's text with its control characters escaped (piped, it is printed exactly)."""
+    return "".join(c if c in "\t\n" or c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _report(
@@ -155,8 +165,8 @@ def _report(
     verbs = {"new": "created", "merged": "merged into", "unchanged": "unchanged"}
     for (item, result), state in zip(merged, states, strict=True):
         print(f"  {verbs[state]} {item.path}")
-        for note in result.notes:
-            print(f"      {note}")
+        for note in result.notes:  # values from the user's files: escaped
+            print(f"      {one_line(note)}")
     for note in setup.notes:
         print(f"Then {note}.")
     if setup.headless:
