@@ -47,36 +47,42 @@ def pinned() -> dict[str, str]:
     return dependencies
 
 
-def install() -> Path:
+def install(prefix: Path = PREFIX, env: dict[str, str] | None = None) -> Path:
     """The folder of the installed clients' executables; installs them when missing."""
     wanted = hashlib.sha256(PACKAGE.read_bytes()).hexdigest()
-    stamp = PREFIX / ".installed"
-    binaries = PREFIX / "node_modules" / ".bin"
-    PREFIX.mkdir(parents=True, exist_ok=True)
-    with open(PREFIX.parent / "npm.lock", "w") as lock:
+    stamp = prefix / ".installed"
+    binaries = prefix / "node_modules" / ".bin"
+    prefix.mkdir(parents=True, exist_ok=True)
+    with open(prefix.parent / f"{prefix.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one install, however many test runs ask at once
         if stamp.is_file() and stamp.read_text() == wanted:
             return binaries
         npm = shutil.which("npm")
         if npm is None:
             raise InstallError("npm is not installed: the client tests need Node.js and npm")
-        shutil.copyfile(PACKAGE, PREFIX / "package.json")
+        shutil.copyfile(PACKAGE, prefix / "package.json")
         command = [npm, "install", "--no-audit", "--no-fund", "--no-package-lock"]
         command += ["--loglevel=error", "--fetch-retries=1"]
+        names = ", ".join(f"{name}@{version}" for name, version in pinned().items())
         try:
             done = subprocess.run(
-                command, cwd=PREFIX, capture_output=True, text=True, timeout=INSTALL_TIMEOUT
+                command,
+                cwd=prefix,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=INSTALL_TIMEOUT,
             )
         except subprocess.TimeoutExpired:
             raise InstallError(
-                f"npm install of {', '.join(pinned())} took over {INSTALL_TIMEOUT:.0f} s: "
+                f"npm install of {names} took over {INSTALL_TIMEOUT:.0f} s: "
                 "is the npm registry reachable?"
             ) from None
         if done.returncode != 0:
-            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
+            said = (done.stderr or done.stdout).strip().splitlines()
             raise InstallError(
-                f"npm could not install {', '.join(pinned())} (exit {done.returncode}); "
-                f"is the npm registry reachable? npm said:\n{tail}"
+                f"npm could not install {names} (exit {done.returncode}): is the npm "
+                "registry reachable? npm said:\n" + "\n".join(said[:6])
             )
         stamp.write_text(wanted)
     return binaries

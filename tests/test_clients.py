@@ -295,3 +295,33 @@ def test_the_mcp_inspector_lists_and_calls_the_tools(binaries: Path, tmp_path: P
         (None, "rejected", GHOST),
     ]
     assert header(ws)["mcp_client"]["name"] == "inspector-cli"
+
+
+def test_a_registry_that_cannot_serve_the_clients_fails_the_install(tmp_path: Path) -> None:
+    """What the client tests report instead of skipping (a registry that answers 404 to
+    everything, so that npm gives up at once)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Missing(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    registry = ThreadingHTTPServer(("127.0.0.1", 0), Missing)
+    threading.Thread(target=registry.serve_forever, daemon=True).start()
+    env = {**os.environ, "npm_config_registry": f"http://127.0.0.1:{registry.server_port}/"}
+    env["npm_config_cache"] = str(tmp_path / "cache")  # nothing cached can stand in
+    try:
+        with pytest.raises(InstallError) as failed:
+            install(tmp_path / "npm", env)
+    finally:
+        registry.shutdown()
+    message = str(failed.value)
+    assert "npm could not install @anthropic-ai/claude-code@" in message
+    assert "is the npm registry reachable?" in message and "404" in message
+    assert not (tmp_path / "npm" / ".installed").exists()

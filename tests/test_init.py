@@ -399,3 +399,12 @@ def test_what_a_file_holds_cannot_drive_the_terminal(
     (ws / ".mcp.json").write_text(json.dumps(hostile, ensure_ascii=False))
     code, _, err = init(ws, capsys, "generic")
     assert code == 2 and "\x1b" not in err and "\x9b" not in err and "\\x9b2J" in err
+
+
+def test_the_docs_give_the_headless_invocations_the_tests_run() -> None:
+    from epistemic_agent.client_setup import CLAUDE_HEADLESS, CODEX_HEADLESS
+
+    lines = [line.format(workspace="/path/to/repo") for line in (CLAUDE_HEADLESS, CODEX_HEADLESS)]
+    for doc in (ROOT / "README.md", ROOT / "docs" / "clients.md"):
+        text = doc.read_text()
+        assert all(f"\n{line}\n" in text for line in lines), doc
