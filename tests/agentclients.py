@@ -1,9 +1,7 @@
-"""The real agent clients, installed from npm and driven headless against tests/modelserver.py.
-
-`install()` puts the versions pinned in tests/npm/package.json under .venv/npm/ (once; later
-calls find them there). `scripts/setup --test` runs it too: `python tests/agentclients.py`.
-A client turn runs the exact headless invocation `epistemic init` prints (see
-epistemic_agent.client_setup), in a private HOME, with no network but the model server.
+"""The real agent clients (installed by tests/npminstall.py), driven headless against
+tests/modelserver.py. A client turn runs the exact headless invocation `epistemic init`
+prints (epistemic_agent.client_setup), in a private HOME, with no network but the model
+server.
 
 For tests of approvals: `with client.start_turn(...) as turn:` runs a turn in the background;
 `turn.wait_pending()` blocks until a call waits for an approval (as `epistemic pending --json`
@@ -16,12 +14,9 @@ out, both clients tell the model the call timed out and go on.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -29,63 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "tests" / "npm" / "package.json"
-PREFIX = ROOT / ".venv" / "npm"
+from npminstall import pinned
+
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
-INSTALL_TIMEOUT = 900.0
 #: What each client says its name is in the MCP handshake (and so in the journal's header).
 HANDSHAKE_NAMES = {"claude-code": "claude-code", "codex": "codex-mcp-client"}
-
-
-class InstallError(Exception):
-    """The clients could not be installed (npm missing, or the registry unreachable)."""
-
-
-def pinned() -> dict[str, str]:
-    dependencies: dict[str, str] = json.loads(PACKAGE.read_text())["dependencies"]
-    return dependencies
-
-
-def install(prefix: Path = PREFIX, env: dict[str, str] | None = None) -> Path:
-    """The folder of the installed clients' executables; installs them when missing."""
-    wanted = hashlib.sha256(PACKAGE.read_bytes()).hexdigest()
-    stamp = prefix / ".installed"
-    binaries = prefix / "node_modules" / ".bin"
-    prefix.mkdir(parents=True, exist_ok=True)
-    with open(prefix.parent / f"{prefix.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one install, however many test runs ask at once
-        if stamp.is_file() and stamp.read_text() == wanted:
-            return binaries
-        npm = shutil.which("npm")
-        if npm is None:
-            raise InstallError("npm is not installed: the client tests need Node.js and npm")
-        shutil.copyfile(PACKAGE, prefix / "package.json")
-        command = [npm, "install", "--no-audit", "--no-fund", "--no-package-lock"]
-        command += ["--loglevel=error", "--fetch-retries=1"]
-        names = ", ".join(f"{name}@{version}" for name, version in pinned().items())
-        try:
-            done = subprocess.run(
-                command,
-                cwd=prefix,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=INSTALL_TIMEOUT,
-            )
-        except subprocess.TimeoutExpired:
-            raise InstallError(
-                f"npm install of {names} took over {INSTALL_TIMEOUT:.0f} s: "
-                "is the npm registry reachable?"
-            ) from None
-        if done.returncode != 0:
-            said = (done.stderr or done.stdout).strip().splitlines()
-            raise InstallError(
-                f"npm could not install {names} (exit {done.returncode}): is the npm "
-                "registry reachable? npm said:\n" + "\n".join(said[:6])
-            )
-        stamp.write_text(wanted)
-    return binaries
 
 
 def base_env(home: Path) -> dict[str, str]:
@@ -327,11 +270,3 @@ class Codex(Client):
 
 def _inline(table: dict[str, str]) -> str:
     return "{" + ", ".join(f"{key} = {json.dumps(value)}" for key, value in table.items()) + "}"
-
-
-if __name__ == "__main__":  # scripts/setup --test
-    try:
-        print(f"test clients in {install()}")
-    except InstallError as error:
-        print(f"tests/agentclients.py: {error}", file=sys.stderr)
-        sys.exit(1)

@@ -1,7 +1,7 @@
 """The real clients, headless, behind `epistemic mcp` with the setup `epistemic init` wrote:
 Claude Code and Codex CLI against scripted model servers on 127.0.0.1, and the MCP Inspector.
 
-The clients come from npm (tests/agentclients.py installs them once under .venv/npm/). When
+The clients come from npm (tests/npminstall.py installs them once under .venv/npm/). When
 they cannot be installed these tests fail and say why: they are the integrations users rely
 on, so they never skip.
 """
@@ -22,13 +22,12 @@ from agentclients import (
     ClaudeCode,
     Client,
     Codex,
-    InstallError,
     init,
-    install,
 )
 from epistemic_agent.client_setup import CLAUDE_DENY
 from epistemic_agent.tools import TOOL_SPECS
 from modelserver import Call, ModelServer, Step
+from npminstall import InstallError, install
 
 LOOK = "Nothing is known about this workspace yet; list it before changing anything."
 WRITE = "The task asks for a notes file; writing it is the deliverable itself."
