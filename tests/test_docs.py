@@ -89,15 +89,19 @@ def test_readme_regulated_team_policy_is_ten_lines_and_works(tmp_path: Path) -> 
 
 
 def test_readme_mcp_configuration_names_the_real_command() -> None:
+    """The server entry the README shows (`init generic`; tests/test_init.py checks it is
+    exactly what init writes) starts `epistemic mcp` on the workspace."""
     import json
 
     from epistemic_agent import cli
 
     section = (ROOT / "README.md").read_text().split("## Any agent, through MCP", 1)[1]
-    block = re.search(r"```json\n(.*?)```", section, re.S)
+    block = re.search(
+        r"\$ epistemic init generic .*?==> \.mcp\.json \(new\) <==\n(.*?)\n\n", section, re.S
+    )
     assert block is not None
     server = json.loads(block.group(1))["mcpServers"]["epistemic"]
-    assert server["command"] == "epistemic" and server["args"][0] == "mcp"
+    assert server["command"].endswith("/bin/epistemic") and server["args"][0] == "mcp"
     parsed = cli.build_parser("mcp").parse_args(server["args"])
     assert parsed.directory == "/path/to/repo"
 

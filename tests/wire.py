@@ -425,6 +425,15 @@ class ResponsesWire:
                     "arguments": item["arguments"],
                 }
             )
+        elif kind == "custom_tool_call":  # a freeform tool (Codex's apply_patch): raw input
+            added["item"] = {**item, "input": "", "status": "in_progress"}
+            deltas = [
+                {"type": "response.custom_tool_call_input.delta", **common, "delta": p}
+                for p in pieces(item["input"])
+            ]
+            deltas.append(
+                {"type": "response.custom_tool_call_input.done", **common, "input": item["input"]}
+            )
         elif kind == "message":
             added["item"] = {**item, "status": "in_progress", "content": []}
             text = item["content"][0]["text"]

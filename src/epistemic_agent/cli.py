@@ -459,6 +459,12 @@ def _register_mcp(sub: Any) -> None:
     register(sub)
 
 
+def _register_init(sub: Any) -> None:
+    from .cli_init import register
+
+    register(sub)
+
+
 def _register_agent(sub: Any) -> None:
     from .cli_agent import register
 
@@ -489,6 +495,7 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "lint": _register_bundle,
     "export": _register_bundle,
     "mcp": _register_mcp,
+    "init": _register_init,
     "bench": _register_bench,
     "pending": _register_approval,
     "approve": _register_approval,
