@@ -92,10 +92,14 @@ def client(request: pytest.FixtureRequest, binaries: Path) -> Client:
     return ClaudeCode(binaries) if request.param == "claude-code" else Codex(binaries)
 
 
-def workspace(tmp_path: Path, client: Client, policy: str | None = POLICY) -> Path:
+def workspace(
+    tmp_path: Path, client: Client, policy: str | None = POLICY, signers: str = ""
+) -> Path:
     ws = tmp_path / "ws"
     (ws / "data").mkdir(parents=True)
     (ws / "data" / "keep.csv").write_text("id,name\n1,Ada\n")
+    if signers:
+        (ws / "allowed_signers").write_text(signers)
     if policy is not None:
         (ws / "epistemic.toml").write_text(policy)
     done = init(client.name, ws)
@@ -228,7 +232,7 @@ def test_a_turn_waits_in_an_approval_until_it_is_answered(client: Client, tmp_pa
     """The hook for approval tests: the call waits, `wait_pending` sees it; here nobody
     answers, so the policy's timeout denies it and the client's turn goes on."""
     policy = """default = "allow"
-approval = { timeout = 3, channel = "file" }
+approval = { timeout = 3, channel = "file", signatures = "optional" }
 
 [[rule]]
 id = "changes"
@@ -253,6 +257,80 @@ message = "a human approves every change"
     assert not (ws / "approved-only").exists()
     (view,) = calls(ws)
     assert (view["status"], view["approval"]["timed_out"]) == ("denied", True)
+
+
+SIGNED = """default = "allow"
+approval = { timeout = 120, channel = "file", allowed_signers = "allowed_signers" }
+
+[[rule]]
+id = "changes"
+when = "act == 'change-state'"
+decision = "ask"
+message = "a qualified engineer signs every change"
+"""
+
+
+def signer(tmp_path: Path) -> tuple[Path, str]:
+    """A key for alice@example.com, and the allowed_signers line that trusts it."""
+    key = tmp_path / "alice"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    kind, blob = (tmp_path / "alice.pub").read_text().split()[:2]
+    return key, f"alice@example.com {kind} {blob}\n"
+
+
+def test_a_signed_approval_runs_the_call(client: Client, tmp_path: Path) -> None:
+    key, trusted = signer(tmp_path)
+    ws = workspace(tmp_path, client, SIGNED, trusted)
+    change = {"command": "touch approved-only", "type": "change-state", "reason": GHOST}
+    with (
+        ModelServer(client.wire, [Step([Call("bash", change)])]) as model,
+        client.start_turn(ws, model.url, "Make the marker.", tmp_path / "home") as turn,
+    ):
+        (request,) = turn.wait_pending(timeout=60)
+        approve = [EPISTEMIC, "approve", str(request["seq"]), "-C", str(ws), "--key", str(key)]
+        answered = subprocess.run(approve, capture_output=True, text=True, timeout=60)
+        assert answered.returncode == 0, answered.stderr
+        done = turn.finish(timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answer = model.result(0)
+    assert '"returncode": 0' in answer.text and answer.is_error in (False, None), answer.text
+    assert (ws / "approved-only").exists()
+    (view,) = calls(ws)
+    assert (view["status"], view["approval"]["decision"]) == ("ran", "approved")
+    approval = next(
+        json.loads(line)
+        for line in (ws / ".epistemic" / "journal.jsonl").read_text().splitlines()
+        if '"kind":"approval"' in line
+    )
+    assert approval["signed"] is True and approval["signer"] == "alice@example.com"
+
+
+def test_a_client_timeout_during_an_approval_cancels_the_call_for_good(
+    client: Client, tmp_path: Path
+) -> None:
+    key, trusted = signer(tmp_path)
+    ws = workspace(tmp_path, client, SIGNED, trusted)
+    change = {"command": "touch approved-only", "type": "change-state", "reason": GHOST}
+    steps = [Step([Call("bash", change)]), Step([], text="The call timed out; stopping.")]
+    with (
+        ModelServer(client.wire, steps) as model,
+        client.start_turn(ws, model.url, "Make the marker.", tmp_path / "home", 3) as turn,
+    ):
+        turn.wait_pending(timeout=60)
+        done = turn.finish(timeout=120)  # the client gives up after 3 s, and says so
+    assert "timed out" in model.result(0).text.lower(), model.result(0).text
+    (view,) = calls(ws)
+    assert view["status"] == "cancelled", view
+    assert view["approval"] is None  # nobody decided
+    late = subprocess.run(
+        [EPISTEMIC, "approve", "1", "-C", str(ws), "--key", str(key)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert late.returncode == 1 and "withdrawn" in late.stderr, late
+    assert not (ws / "approved-only").exists()
+    assert done.returncode in (0, 1), done.stderr[-3000:]
 
 
 def inspector(binaries: Path, ws: Path, *method: str) -> subprocess.CompletedProcess[str]:
