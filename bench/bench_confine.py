@@ -1,0 +1,159 @@
+"""What confining every act costs per call, side by side with a bare `bash -c true`, in one run.
+
+Run from the repository root with the project's virtualenv:
+
+    .venv/bin/python bench/bench_confine.py            # full run (about a minute)
+    .venv/bin/python bench/bench_confine.py --quick    # smoke run (seconds)
+
+Timed round-robin (one of each per round, so the machine's noise falls on all alike):
+
+1. `bash -c true` through subprocess.run: the bare spawn everything is compared with;
+2. the executor's spawn of `true` without confinement;
+3. the executor's spawn confined for an observation act and for a mutating act, with each
+   mechanism this machine has (Landlock + namespaces; Landlock alone; bubblewrap);
+4. the whole per-call cost through `Session.bash` (gate, journal, report, confinement,
+   observation of what changed) for `true` as collect-info and as change-state, confined and
+   not (Settings(enforce=False)).
+
+The target: the whole per-call cost, spawn included, within 4x the bare spawn. Everything is
+written under a temporary directory that is removed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from epistemic_agent.confine import Confinement
+from epistemic_agent.confine_platform import Platform, detect
+from epistemic_agent.executor import run_shell
+from epistemic_agent.session import Session, Settings
+
+LIMIT = 4.0
+LOOK = "learn what the workspace holds before changing it"
+CHANGE = "make the change that is part of the deliverable"
+
+
+def bare() -> None:
+    subprocess.run(["bash", "-c", "true"], check=True)
+
+
+def mechanisms(found: Platform) -> dict[str, Platform]:
+    off = "forced off by the benchmark"
+    chosen = {"none": Platform(None, off, None, off, None, off)}
+    if found.landlock_abi is not None and found.namespaces is not None:
+        chosen["landlock+namespaces"] = Platform(
+            found.landlock_abi, None, found.namespaces, None, None, off
+        )
+    if found.landlock_abi is not None:
+        chosen["landlock"] = Platform(found.landlock_abi, None, None, off, None, off)
+    if found.bwrap is not None and found.bwrap_error is None:
+        chosen["bwrap"] = Platform(None, off, None, off, found.bwrap, None)
+    return chosen
+
+
+def spawner(platform: Platform, ws: Path, scratch: Path, act: str) -> Callable[[], None]:
+    record = ws / ".epistemic"
+    guarded = (ws / "RATIONALE.md", record / "RATIONALE.md.previous")
+    confinement = Confinement(platform, ws, scratch, record, guarded)
+    capture = (scratch / "out", scratch / "err")
+
+    def once() -> None:
+        done = run_shell("true", ws, 30, scratch, confinement.launch(act, capture), capture=capture)
+        assert done.returncode == 0, done
+
+    return once
+
+
+def session_call(session: Session, act: str) -> Callable[[], None]:
+    reason = LOOK if act == "collect-info" else CHANGE
+
+    def once() -> None:
+        result = session.bash("true", act, reason)
+        assert result.ok, result
+
+    return once
+
+
+def measure(cases: dict[str, Callable[[], None]], rounds: int) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for case in cases.values():  # warm: imports, libc symbols, first classification
+        case()
+    for _ in range(rounds):
+        for name, case in cases.items():
+            started = time.perf_counter()
+            case()
+            samples[name].append(time.perf_counter() - started)
+    return samples
+
+
+def table(samples: dict[str, list[float]]) -> tuple[list[str], float]:
+    base = statistics.median(samples["bash -c true (subprocess.run)"])
+    lines = [
+        "| case | median µs | p90 µs | × bash -c true |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, values in samples.items():
+        ordered = sorted(values)
+        median, p90 = statistics.median(ordered), ordered[int(0.9 * (len(ordered) - 1))]
+        lines.append(f"| {name} | {median * 1e6:,.0f} | {p90 * 1e6:,.0f} | {median / base:.2f}× |")
+    return lines, base
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="a few rounds only")
+    args = parser.parse_args(argv)
+    rounds = 20 if args.quick else 300
+    found = detect(probe_bwrap=True)
+    with tempfile.TemporaryDirectory(prefix="bench-confine-") as folder:
+        root = Path(folder)
+        ws, scratch = root / "ws", root / "scratch"
+        for path in (ws / ".epistemic", scratch):
+            path.mkdir(parents=True)
+        for name in ("RATIONALE.md", ".epistemic/RATIONALE.md.previous"):
+            (ws / name).write_text("report\n")
+        cases: dict[str, Callable[[], None]] = {"bash -c true (subprocess.run)": bare}
+        for name, platform in mechanisms(found).items():
+            for act in ("collect-info", "change-state"):
+                cases[f"executor spawn, {name}, {act}"] = spawner(platform, ws, scratch, act)
+        os.environ["TMPDIR"] = str(root)
+        sessions = []
+        for label, settings in (("confined", Settings()), ("unconfined", Settings(enforce=False))):
+            target = root / f"session-{label}"
+            target.mkdir()
+            session = Session(target, settings)
+            sessions.append(session)
+            for act in ("collect-info", "change-state"):
+                cases[f"Session.bash, {label} ({session.confinement.mechanism}), {act}"] = (
+                    session_call(session, act)
+                )
+        samples = measure(cases, rounds)
+        for session in sessions:
+            session.close()
+    lines, base = table(samples)
+    print(f"## Confinement per call ({rounds} rounds, {found.mechanism()} here)\n")
+    print("\n".join(lines))
+    worst = max(
+        statistics.median(values)
+        for name, values in samples.items()
+        if name.startswith("Session.bash, confined")
+    )
+    ok = worst / base <= LIMIT
+    print(
+        f"\nTarget: the whole confined call within {LIMIT:g}× `bash -c true`: "
+        f"{worst / base:.2f}× ({worst * 1e6:,.0f} vs {base * 1e6:,.0f} µs): "
+        f"{'PASS' if ok else 'FAIL'}"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
