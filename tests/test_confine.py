@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -764,3 +765,61 @@ def test_who_may_approve_and_the_clients_settings_are_out_of_reach(make_box: obj
     assert (box.ws / "allowed_signers").read_text() == signers
     assert settings.read_text() == '{"permissions": {"deny": ["Bash"]}}\n'
     assert not (box.ws / ".claude" / "settings.local.json").exists()
+
+
+def test_exec_and_doctor_say_what_does_not_hold(
+    make_box: object, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from epistemic_agent import cli, confine_platform
+    from epistemic_agent import session as session_module
+
+    box = make_box("landlock")  # type: ignore[operator]
+    weak = box.platform
+    monkeypatch.setattr(session_module, "detect", lambda probe_bwrap=False: weak)
+    monkeypatch.setattr(confine_platform, "detect", lambda probe_bwrap=False: weak)
+    code = cli.main(
+        ["exec", "-C", str(box.ws), "--type", "collect-info", "--reason", LOOK, "--", "true"]
+    )
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "epistemic: confinement landlock:" in err and "record-protected" in err
+    code = cli.main(["doctor", "-C", str(box.ws)])
+    out = capsys.readouterr().out
+    assert code == 0 and out.startswith("confinement of every act: landlock\n")
+    assert "  NOT HELD  record-protected: no mount namespace (forced off by the test)" in out
+    assert "  held      mutations-confined:" in out
+
+
+def test_what_a_killed_session_captured_is_kept_scrubbed_and_its_leftovers_removed(
+    make_box: object,
+) -> None:
+    box = make_box("landlock+namespaces")  # type: ignore[operator]
+    secret = "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    driver = textwrap.dedent(
+        f"""
+        import sys
+        from epistemic_agent.session import Session
+        session = Session(sys.argv[1])
+        session.bash("echo '{secret}'; sleep 60", "change-state", "make the change here now")
+        """
+    )
+    process = subprocess.Popen([sys.executable, "-c", driver, str(box.ws)])
+    tmp = box.record / "tmp"
+    deadline = time.monotonic() + 30
+    while not any(p.stat().st_size for p in tmp.glob("call-*.out")) if tmp.exists() else True:
+        assert time.monotonic() < deadline, "the call never wrote its output"
+        time.sleep(0.05)
+    (tmp / "call-999999-deadbeef.out").write_text("a stray capture file\n")  # no such process
+    process.kill()
+    process.wait()
+    with box.session() as session:
+        session.bash("true", "collect-info", LOOK)
+    journal = [json.loads(x) for x in (box.record / "journal.jsonl").read_text().splitlines()]
+    recovered = next(r for r in journal if r.get("recovered"))
+    blob = (box.record / "evidence").rglob(recovered["evidence"]["stdout"]["sha256"])
+    kept = next(blob).read_text()
+    assert "wJalrXUtnFEMI" not in kept and "[REDACTED" in kept
+    assert not list(tmp.glob("call-999999-*"))
+    for path in box.record.rglob("*"):
+        if path.is_file():
+            assert b"wJalrXUtnFEMI" not in path.read_bytes(), path

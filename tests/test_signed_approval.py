@@ -341,3 +341,13 @@ def test_a_terminal_answer_is_signed_with_the_operators_key(
         assert code == 2, screen
         assert approval["decision"] == "denied" and "unknown signer" in approval["comment"]
         assert not (ws / "made.txt").exists()
+
+
+def test_a_waiting_call_is_in_the_report_at_once(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str]
+) -> None:
+    report = (ws / "RATIONALE.md").read_text()
+    assert "1. `change-state` · waiting for approval" in report
+    assert cli("approve", "1", "--key", str(keys.alice), ws=ws).returncode == 0
+    assert finish(waiting)[0] == 0
+    assert "1. `change-state` · ok" in (ws / "RATIONALE.md").read_text()
