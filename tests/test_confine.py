@@ -448,7 +448,6 @@ DRIVER = textwrap.dedent(
     from epistemic_agent.confine_platform import Platform
     from epistemic_agent.effects import Effect
     from epistemic_agent.effects_cache import EffectCache
-from epistemic_agent.journal import JournalError
     from epistemic_agent.session import Session, Settings
     EffectCache.classify = lambda self, command: Effect("unknown", dynamic=True)  # blind gate
     ws, spec, act, command = sys.argv[1:5]
