@@ -70,6 +70,16 @@ SECRET = "hun" + "ter2-" + "Xq9"  # a value of no known token format
             f"[INFO] loaded, password: {SECRET} from env",
             f"[INFO] loaded, password: {MARKER} from env",
         ),
+        (f'\tpassword := "{SECRET}"', f'\tpassword := "{MARKER}"'),  # Go
+        (f"DB_TOKEN := {SECRET}", f"DB_TOKEN := {MARKER}"),  # Make
+        (f"SESSION_KEY={SECRET}", f"SESSION_KEY={MARKER}"),
+        (f"secret_key_base: {SECRET}", f"secret_key_base: {MARKER}"),  # Rails
+        (f"SECRET_KEY_BASE={SECRET} rails s", f"SECRET_KEY_BASE={MARKER} rails s"),
+        (f"<password>{SECRET}</password>", f"<password>{MARKER}</password>"),  # Maven
+        (
+            f'<add key="x"/><ns:apiKey id="1">{SECRET}</ns:apiKey>',
+            f'<add key="x"/><ns:apiKey id="1">{MARKER}</ns:apiKey>',
+        ),
     ],
     ids=lambda value: value[:36] if isinstance(value, str) else None,
 )
@@ -77,6 +87,24 @@ def test_secret_values_go_whatever_their_shape(text: str, expected: str) -> None
     out, count = Redactor({}).text(text)
     assert (out, count) == (expected, 1)
     assert Redactor({}).text(out) == (out, 0)  # idempotent
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"mysql -u root -p{SECRET} shop", "mysql -u root -p[REDACTED:command-password] shop"),
+        (
+            f"mysqldump -h db -p{SECRET} shop > x",
+            "mysqldump -h db -p[REDACTED:command-password] shop > x",
+        ),
+        (f"mariadb -p{SECRET}", "mariadb -p[REDACTED:command-password]"),
+        (f"sshpass -p {SECRET} ssh host", "sshpass -p [REDACTED:command-password] ssh host"),
+    ],
+)
+def test_a_password_glued_to_its_option_goes(text: str, expected: str) -> None:
+    out, count = Redactor({}).text(text)
+    assert (out, count) == (expected, 1)
+    assert Redactor({}).text(out) == (out, 0)
 
 
 @pytest.mark.parametrize(
@@ -95,6 +123,9 @@ def test_secret_values_go_whatever_their_shape(text: str, expected: str) -> None
         "--token --password",
         f"password: {MARKER}",
         "Authorization: Bearer [REDACTED:bearer-token]",
+        "x := 1\nif n := len(a); n > 0 {",
+        "<keyboard>us</keyboard><passwordPolicy>strict</passwordPolicy><token></token>",
+        "mysql -u root -p db; mysql --port=3306; sshpass -f file ssh host",
     ],
 )
 def test_what_names_no_secret_or_holds_none_is_left(text: str) -> None:

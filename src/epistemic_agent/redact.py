@@ -35,6 +35,8 @@ _PASSWORD = r"(?:(?!\[REDACTED:)[^\s/@])++"
 _EOL = r"(?:\r?\n|(?:\\r)?\\n)"
 _B64 = r"[A-Za-z0-9+/=]"
 _PEM_LINES = rf"(?:{_EOL}+(?:[\w-]+: [^\r\n\\]*|{_B64}{{16,}}|{_B64}+(?={_EOL}|\Z)))*"
+_DASH_P = r"[ \t](?:[^\n|;&]{0,512}?[ \t])?-p"  # ` -p` later on the same command
+_GLUED = r"(?P<s>(?!\[REDACTED:)[^\s'\"]+)"
 _FORMATS = (
     # a block cut short (no END line) still loses the base64 lines that follow its BEGIN
     (
@@ -57,12 +59,17 @@ _FORMATS = (
     ("bearer-token", r"earer(?<=\b[Bb]earer)[ \t]+(?P<s>" + _TOKEN + ")"),
     ("bearer-token", r"EARER(?<=\bBEARER)[ \t]+(?P<s>" + _TOKEN + ")"),
     ("url-password", r"://(?<=[\w+.-]://)" + _USER + r":(?P<s>" + _PASSWORD + ")@"),
+    # a password glued to its option on a command line: mysql -pSECRET, sshpass -p SECRET
+    ("command-password", r"mysql(?<!\w.{5})[\w-]*+" + _DASH_P + _GLUED),
+    ("command-password", r"mariadb(?<!\w.{7})[\w-]*+" + _DASH_P + _GLUED),
+    ("command-password", r"sshpass(?<!\w.{7})" + _DASH_P + r"[ \t]*" + _GLUED),
 )
 # A text that holds none of these (nor "://" with "@") matches no built-in format: most
 # texts are let through without compiling, let alone running, the regex above.
 _CLUES = (
     *("-----BEGIN ", "sk-", "k_live_", "k_test_", "AKIA", "ASIA", "AIza", "ghp_", "gho_", "ghu_"),
     *("ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hf_", "eyJ", "Bearer", "bearer", "BEARER"),
+    *("mysql", "mariadb", "sshpass"),
 )
 
 
@@ -106,6 +113,9 @@ class Redactor:
             total += count
         if "=" in out or ":" in out or "--" in out:  # last: a marker it leaves exposes nothing
             out, count = assign.scrub_assignments(out, _is_marker)
+            total += count
+        if "</" in out:
+            out, count = assign.scrub_elements(out, _is_marker)
             total += count
         return (out if total else value), total
 

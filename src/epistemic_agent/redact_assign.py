@@ -20,17 +20,17 @@ MARKER = f"[REDACTED:{LABEL}]"
 #: Words that name a secret wherever they end a key (PGPASSWORD, csrftoken, clientSecret).
 DISTINCT = frozenset(
     {"password", "passwd", "passphrase", "secret", "token", "credential", "credentials"}
-    | {"apikey", "authorization"}
+    | {"apikey", "authorization", "key_base"}
 )
 #: What may come before `key` for it to name a secret (api_key, AccessKey, x-api-key).
 KEY_QUALIFIERS = frozenset(
     {"api", "access", "private", "secret", "signing", "encryption", "master", "account"}
     | {"auth", "license", "client", "storage", "subscription", "consumer", "app", "shared"}
-    | {"hmac"}
+    | {"hmac", "session", "jwt", "webhook"}
 )
 WORDS = (
     *("password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "credential"),
-    *("credentials", "apikey", "authorization", "auth", "pat", "key"),
+    *("credentials", "apikey", "authorization", "auth", "pat", "key", "key_base"),
 )
 
 
@@ -57,7 +57,7 @@ def _trie(words: set[str]) -> str:
 #: The lookbehind is the forward `(?![=>~])`: not `==`, `=>`, `=~` (after the separator, so
 #: that the scan still skips to the next `:` or `=`).
 BACKWARDS = re.compile(
-    r"(?P<sep>[:=])(?<![=>~][:=])[ \t]*(?P<kq>[\"']?)(?P<word>"
+    r"(?P<sep>=:|[:=](?<![=>~][:=]))[ \t]*(?P<kq>[\"']?)(?P<word>"
     + _trie({case[::-1] for word in WORDS for case in _cases(word)})
     + r")(?P<rest>[\w.-]*)",  # the rest of the key, backwards: where it starts
     re.ASCII,
@@ -103,7 +103,8 @@ def candidates(text: str) -> list[Found]:
         after = _end(_SPACES, text, sep_at + 1)
         word = size - match.end("word"), size - match.start("word")
         spaced, quoted = after > sep_at + 1, match.start("word") > match.start("kq")
-        found.append((size - match.end(), *word, after, match.group("sep"), spaced, quoted))
+        sep = match.group("sep")[::-1]  # `:=` (Go, Make, Pascal) read forwards
+        found.append((size - match.end(), *word, after, sep, spaced, quoted))
     found.reverse()
     if "--" in text:
         options = OPTION.finditer(text)
@@ -137,6 +138,34 @@ def scrub_assignments(text: str, keep: Callable[[str], bool]) -> tuple[str, int]
     return "".join(pieces), count
 
 
+#: `<password>VALUE</password>`: an XML element whose name names a secret (Maven's settings,
+#: .NET config), its text up to the closing tag.
+ELEMENT = re.compile(
+    r"<(?P<key>[\w.:-]{0,64}?(?P<word>"
+    + _trie({case for word in WORDS for case in _cases(word)})
+    + r"))(?:[ \t][^<>\n]{0,256})?>(?P<s>[^<\n]{1,4096})</(?P=key)[ \t]*>",
+    re.ASCII,
+)
+
+
+def scrub_elements(text: str, keep: Callable[[str], bool]) -> tuple[str, int]:
+    """`text` with the text of each secret-naming XML element replaced by MARKER."""
+    count = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal count
+        value = match.group("s")
+        key = match.group("key").rpartition(":")[2]  # a namespace prefix names nothing
+        if not names_secret(key, match.group("word")) or keep(value) or not value.strip():
+            return match.group(0)
+        count += 1
+        start, end = match.start("s") - match.start(), match.end("s") - match.start()
+        return match.group(0)[:start] + MARKER + match.group(0)[end:]
+
+    out = ELEMENT.sub(replace, text)
+    return (out, count) if count else (text, 0)
+
+
 def names_secret(key: str, word: str) -> bool:
     """Whether a key whose last word is `word` names a secret (see DISTINCT, KEY_QUALIFIERS)."""
     lowered = word.lower()
@@ -168,7 +197,7 @@ def secret_value(text: str, found: Found) -> tuple[int, int] | None:
     opening = text[start - 1] if start else "\n"
     if opening in "\"'":  # -H "X-Api-Key: VALUE": up to the closing quote
         return at, _end(_DOUBLE if opening == '"' else _SINGLE, text, at)
-    if sep == ":" and key.startswith("-"):
+    if sep != "=" and key.startswith("-"):
         return None
     if not _at_line_start(text, start):  # `log: password: VALUE`: one word (not a type)
         span = _quoted(text, at) or _until(text, at, _WORD_STOP)
