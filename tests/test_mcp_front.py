@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import threading
 from typing import Any
 
@@ -105,4 +106,29 @@ def test_the_front_answers_then_hands_the_whole_stream_over() -> None:
         rest += chunk
     assert [json.loads(line)["id"] for line in rest.splitlines()] == [3]
     for fd in (front_reads, client_writes, client_reads):
+        os.close(fd)
+
+
+@pytest.mark.parametrize("odd", [[1], {"a": 1}, None, True, 1.5])
+def test_a_malformed_id_is_left_to_the_sdk(odd: object) -> None:
+    """An id that is not a string or an integer (unhashable, null, a bool) is not the front's
+    to answer: it stays quiet, leaves the line to the SDK and answers what follows."""
+    front_reads, client_writes = os.pipe()
+    client_reads, front_writes = os.pipe()
+    front = mcp_front.Front(front_reads, front_writes, handshake_answers())
+    ready = threading.Event()
+    worker = threading.Thread(target=front.until, args=(ready,))
+    worker.start()
+    lines = [{**INITIALIZE, "id": odd}, LIST]
+    os.write(client_writes, "".join(json.dumps(m) + "\n" for m in lines).encode())
+    readable, _, _ = select.select([client_reads], [], [], 10)
+    assert readable, "the front answered nothing: it choked on the malformed id"
+    received = os.read(client_reads, 1 << 20)
+    assert [json.loads(line)["id"] for line in received.splitlines()] == [2]
+    ready.set()
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+    replay = front.reader()
+    assert [json.loads(replay.readline()) for _ in lines] == lines
+    for fd in (front_reads, client_writes, client_reads, front_writes):
         os.close(fd)

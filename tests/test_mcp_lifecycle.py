@@ -192,6 +192,7 @@ def test_a_client_that_goes_away_leaves_nothing_waiting(ws: Path) -> None:
     done = outcome_of(ws, 1)
     assert done is not None and done["cancelled"] is True, done
     assert done["cancelled_by"] in ("a-client", "epistemic mcp")
+    assert "the client disconnected" in json.dumps(done), done  # not "cancelled the request"
     assert not request.exists()
     late = approve(ws, 1)
     assert late.returncode == 1, late

@@ -71,8 +71,8 @@ class Front:
             message = json.loads(line)
         except (ValueError, RecursionError):
             return
-        if not isinstance(message, dict) or "id" not in message:
-            return
+        if not isinstance(message, dict) or not _plain_id(message.get("id")):
+            return  # the SDK answers the rest, malformed ids included
         answer = self.answers.get(str(message.get("method")))
         if answer is None or message["id"] in self.answered:
             return
@@ -81,27 +81,40 @@ class Front:
         reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         _write_all(self.wire, (json.dumps(reply, ensure_ascii=False) + "\n").encode("utf-8"))
 
-    def reader(self) -> Replay:
-        """The whole input stream, from its first byte, for the SDK."""
-        return Replay(self.read, self.infd, self.ended)
+    def reader(self, on_end: Callable[[], None] | None = None) -> Replay:
+        """The whole input stream, from its first byte, for the SDK; `on_end` is called when
+        the client closes its end."""
+        return Replay(self.read, self.infd, self.ended, on_end)
 
     def writer(self) -> Wire:
         """The wire for the SDK, without its replies to what the front answered."""
         return Wire(self.wire, self.answered)
 
 
+def _plain_id(value: object) -> bool:
+    """A JSON-RPC id the front may answer: a string or an integer (not a bool, a float,
+    null or a structure, which the SDK rejects in its own words)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
 class Replay:
     """Lines of text: first those the front read, then the rest of the input (a minimal
     text file for `anyio.wrap_file`)."""
 
-    def __init__(self, head: bytes, fd: int, ended: bool) -> None:
-        self._buffer, self._fd, self._ended = head, fd, ended
+    def __init__(
+        self, head: bytes, fd: int, ended: bool, on_end: Callable[[], None] | None = None
+    ) -> None:
+        self._buffer, self._fd, self._ended, self._on_end = head, fd, ended, on_end
+        if ended and on_end is not None:
+            on_end()
 
     def readline(self, size: int | None = -1) -> str:
         while b"\n" not in self._buffer and not self._ended:
             chunk = os.read(self._fd, 1 << 16)
             self._ended = not chunk
             self._buffer += chunk
+            if self._ended and self._on_end is not None:
+                self._on_end()  # before the SDK hears of it: the client went away
         line, sep, rest = self._buffer.partition(b"\n")
         self._buffer = rest
         return (line + sep).decode("utf-8", "replace")

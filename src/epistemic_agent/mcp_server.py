@@ -75,6 +75,7 @@ class Gatekeeper:
         self.session: Session | None = None
         self.lock = threading.Lock()
         self.current: Cancel | None = None  # the call in flight, to withdraw on disconnect
+        self.disconnected = threading.Event()  # the client closed its end of stdio
         self.progress_every = PROGRESS_EVERY
 
     def call(
@@ -163,7 +164,9 @@ def build_server(keeper: Gatekeeper) -> Any:
                 text, failed = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
                 group.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
-            cancel.set(client.get("name") or "the client", "the client cancelled the request")
+            gone = keeper.disconnected.is_set()  # the SDK ends every handler when stdin ends
+            why = "the client disconnected" if gone else "the client cancelled the request"
+            cancel.set(client.get("name") or "the client", why)
             raise
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
 
@@ -242,7 +245,7 @@ def serve(keeper: Gatekeeper) -> None:
 
     async def main() -> None:
         streams = {
-            "stdin": anyio.wrap_file(front.reader()),
+            "stdin": anyio.wrap_file(front.reader(keeper.disconnected.set)),
             "stdout": anyio.wrap_file(front.writer()),
         }
         async with stdio_server(**streams) as (read_stream, write_stream):
