@@ -154,3 +154,22 @@ def test_an_injected_line_is_salvaged_too(ws: Path) -> None:
     data = json.loads(done.stdout)
     assert data["status"] == "salvaged" and data["verified"]["lines"] == 2
     assert exec_echo(ws).returncode == 0
+
+
+def test_salvage_is_suggested_only_for_a_workspaces_own_journal(ws: Path, tmp_path: Path) -> None:
+    journal = ws / ".epistemic" / "journal.jsonl"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if b'"kind":"call"' in line)
+    lines[at] = lines[at].replace(b"echo one", b"echo ONE")  # edited in place
+    journal.write_bytes(b"".join(lines))
+    own = epistemic("verify", str(ws))
+    assert own.returncode != 0 and "--salvage" in own.stdout, own.stdout
+    copy = tmp_path / "evidence" / "journal.jsonl"
+    copy.parent.mkdir()
+    shutil.copy(ws / ".epistemic" / "journal.jsonl", copy)
+    elsewhere = epistemic("verify", str(copy))
+    assert elsewhere.returncode != 0
+    assert "the journal breaks at line" in elsewhere.stdout
+    assert "--salvage" not in elsewhere.stdout, elsewhere.stdout  # it would refuse this file
+    refused = epistemic("verify", "--salvage", str(copy))
+    assert refused.returncode == 2 and "needs a workspace's" in refused.stderr

@@ -144,7 +144,15 @@ def test_a_seal_stays_valid_while_the_session_goes_on(
         assert session.bash("echo later", "collect-info", LOOK).ok
     signers = allowed(home, ("alice@example.org", keys["alice"]))
     code, found = verdict(ws, env, "--allowed-signers", str(signers))
-    assert code == 0 and found["seals"][0]["lines"] < found["lines"]
+    sealed = found["seals"][0]["lines"]
+    assert code == 0 and sealed < found["lines"]
+    assert found["sealed_through"] == sealed
+    after = f"lines {sealed + 1}-{found['lines']} are covered by no seal"
+    assert any(after in note for note in found["notes"]), found["notes"]
+    assert epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
+    code, found = verdict(ws, env, "--allowed-signers", str(signers))
+    assert found["sealed_through"] == found["lines"]
+    assert not any("covered by no seal" in note for note in found["notes"])
 
 
 def rewrite(ws: Path) -> None:

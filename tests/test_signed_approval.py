@@ -174,13 +174,13 @@ def test_a_claimed_name_that_is_not_the_keys_does_not_count(
 ANSWER = Path(".epistemic") / "pending" / "1.answer.json"
 
 
-def forge(ws: Path, change: Callable[[dict[str, Any]], None]) -> None:
+def forge(ws: Path, change: Callable[[dict[str, Any]], None], signed_at: str = "") -> None:
     """A signed answer, then altered the way an attacker would, put back in its place."""
     request = json.loads((ws / ".epistemic" / "pending" / "1.request.json").read_text())
     from epistemic_agent.approval_signing import Statement, sign
 
     statement = Statement(
-        request["session"], 1, request["call"], "denied", request["requested"], ""
+        request["session"], 1, request["call"], "denied", signed_at or request["requested"], ""
     )
     signature, _ = sign(statement, str(Path(os.environ["FORGE_KEY"])))
     answer = {
@@ -228,6 +228,23 @@ def test_forged_answers_do_not_count(
     change, why = FORGERIES[forgery]
     forge(ws, change)
     assert_rejected_then_signed(ws, keys, waiting, why)
+
+
+@pytest.mark.parametrize(
+    "signed_at", ["2020-01-01T00:00:00.000Z", "2099-01-01T00:00:00.000Z", "yesterday"]
+)
+def test_an_answer_signed_outside_the_requests_time_does_not_count(
+    ws: Path,
+    keys: Keys,
+    waiting: subprocess.Popen[str],
+    monkeypatch: pytest.MonkeyPatch,
+    signed_at: str,
+) -> None:
+    """A statement signed before the request was made (prepared in advance, or kept from
+    an earlier session) or dated in the future is refused, though the key is alice's."""
+    monkeypatch.setenv("FORGE_KEY", str(keys.alice))
+    forge(ws, lambda answer: None, signed_at=signed_at)
+    assert_rejected_then_signed(ws, keys, waiting, "outside the time the request was open")
 
 
 def test_a_late_or_unknown_answer_fails_with_a_clear_message(ws: Path, keys: Keys) -> None:
@@ -351,3 +368,113 @@ def test_a_waiting_call_is_in_the_report_at_once(
     assert cli("approve", "1", "--key", str(keys.alice), ws=ws).returncode == 0
     assert finish(waiting)[0] == 0
     assert "1. `change-state` · ok" in (ws / "RATIONALE.md").read_text()
+
+
+# -- an auditor's check of the approvals in a finished journal ----------------------------------
+
+
+@pytest.fixture
+def approved(ws: Path, keys: Keys, waiting: subprocess.Popen[str]) -> Path:
+    """A journal with one call alice approved (signed), and a later call."""
+    answered = cli("approve", "1", "--key", str(keys.alice), "--comment", "CHG-114", ws=ws)
+    assert answered.returncode == 0, answered.stderr
+    assert finish(waiting)[0] == 0
+    return ws
+
+
+def rechain(ws: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Rewrite the journal as someone who can write it would: every record through `change`,
+    the hash chain and the head anchor recomputed, so the chain alone verifies."""
+    path = ws / ".epistemic" / "journal.jsonl"
+    prev, out = "0" * 64, []
+    for line in path.read_bytes().splitlines():
+        record = json.loads(line)
+        record["prev"] = prev
+        change(record)
+        body = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
+        out.append(body)
+        prev = hashlib.sha256(body).hexdigest()
+    path.write_bytes(b"".join(body + b"\n" for body in out))
+    seqs = [r["seq"] for r in map(json.loads, out) if isinstance(r.get("seq"), int)]
+    position = {"offset": sum(len(b) + 1 for b in out), "lines": len(out), "head": prev,
+                "last_seq": max(seqs, default=0)}  # fmt: skip
+    (ws / ".epistemic" / "head.json").write_text(json.dumps(position).ljust(255) + "\n")
+
+
+def verdict(ws: Path, *options: str) -> dict[str, Any]:
+    done = cli("verify", ".", "--json", *options, ws=ws)
+    assert "Traceback" not in done.stderr, done.stderr
+    found: dict[str, Any] = json.loads(done.stdout)
+    found["exit"] = done.returncode
+    return found
+
+
+def checks(found: dict[str, Any]) -> list[str]:
+    return [problem["check"] for problem in found.get("problems", [])]
+
+
+def test_verify_matches_each_signed_approval_to_its_call(approved: Path) -> None:
+    plain = verdict(approved)
+    assert plain["exit"] == 0 and checks(plain) == []
+    assert any("1 signed approval(s) match their calls" in n for n in plain["notes"])
+    signers = verdict(approved, "--allowed-signers", "allowed_signers")
+    assert checks(signers) == ["seal-missing"]  # never sealed; the approval itself is good
+    assert any("1 signed approval(s) checked" in n for n in signers["notes"])
+
+
+def edit_the_command(record: dict[str, Any]) -> None:
+    if record["kind"] == "call":
+        record["command"] = "rm -rf /srv/data"  # what alice approved was `touch made.txt`
+
+
+def edit_the_comment(record: dict[str, Any]) -> None:
+    if record["kind"] == "approval":
+        record["comment"] = "approved by the change board"
+
+
+def another_session(record: dict[str, Any]) -> None:
+    if record["kind"] == "session":
+        record["session"] = "f" * 32
+
+
+@pytest.mark.parametrize("change", [edit_the_command, edit_the_comment, another_session])
+def test_an_approval_that_no_longer_fits_its_record_is_caught(
+    approved: Path, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """The chain is rebuilt and verifies; the approval statement still names the call line,
+    session and comment alice signed, so the rewrite shows."""
+    rechain(approved, change)
+    found = verdict(approved)
+    assert found["exit"] != 0 and "approval-mismatch" in checks(found), found
+    assert "chain-broken" not in checks(found)
+
+
+def test_an_approval_re_signed_by_another_key_is_untrusted(
+    approved: Path, keys: Keys, tmp_path: Path
+) -> None:
+    """Mallory rewrites the approval's signature with her own key over the same statement
+    and names alice in the record: without --allowed-signers it fits, with it it is caught."""
+    record = of_kind(approved, "approval")[0]
+    (tmp_path / "statement").write_text(record["statement"])
+    subprocess.run([KEYGEN, "-q", "-Y", "sign", "-n", "epistemic-approval", "-f",
+                    str(keys.mallory), str(tmp_path / "statement")], check=True)  # fmt: skip
+    forged = (tmp_path / "statement.sig").read_text()
+
+    def resign(found: dict[str, Any]) -> None:
+        if found["kind"] == "approval":
+            found["signature"] = forged
+
+    rechain(approved, resign)
+    assert "approval-untrusted" not in checks(verdict(approved))
+    strict = verdict(approved, "--allowed-signers", "allowed_signers")
+    assert "approval-untrusted" in checks(strict), strict
+
+
+def test_a_signer_renamed_in_the_record_is_untrusted(approved: Path) -> None:
+    def rename(found: dict[str, Any]) -> None:
+        if found["kind"] == "approval":
+            found["signer"] = found["by"] = "bob@example.com"
+
+    rechain(approved, rename)
+    strict = verdict(approved, "--allowed-signers", "allowed_signers")
+    assert "approval-untrusted" in checks(strict), strict

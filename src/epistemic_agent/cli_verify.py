@@ -151,11 +151,22 @@ def verdict_lines(result: Verification, target: str) -> list[str]:
             f"verified: {good} (head {result.good_head}); the journal breaks at line "
             f"{result.good + 1}"
         )
-        lines.append(
-            f"to continue after line {result.good}: epistemic verify --salvage {target} (keeps "
-            "the damaged journal and its evidence under .epistemic/damaged/)"
-        )
+        if _a_workspace_journal(target):
+            lines.append(
+                f"to continue after line {result.good}: epistemic verify --salvage {target} "
+                "(keeps the damaged journal and its evidence under .epistemic/damaged/)"
+            )
     return lines + [f"note: {note}" for note in result.notes]
+
+
+def _a_workspace_journal(target: str) -> bool:
+    """Whether `target` names a workspace's own journal (what --salvage works on), not a copy
+    of a journal kept somewhere else."""
+    from .layout import Layout
+
+    path = Path(target)
+    journal = path if path.is_file() else Layout.find(path).journal
+    return Layout.find(journal).journal == journal.resolve() and journal.name == "journal.jsonl"
 
 
 def _cmd_salvage(args: argparse.Namespace) -> int:

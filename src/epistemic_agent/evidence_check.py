@@ -186,7 +186,21 @@ def _check_ref(ref: Ref, listing: Listing) -> Problem | None:
         )
     if digest != ref.sha256:
         return Problem(ALTERED, f"{name} was changed: its content hashes to {digest}", ref.line)
+    links = _links(path)
+    if links > 1:
+        return Problem(
+            ALTERED,
+            f"{name} has {links} hard links: it can be changed through another name",
+            ref.line,
+        )
     return None
+
+
+def _links(path: Path) -> int:
+    try:
+        return os.lstat(path).st_nlink
+    except OSError:
+        return 1
 
 
 def _inconsistent(ref: Ref, first: Ref) -> Problem:

@@ -153,13 +153,23 @@ class JournalWriter:
     _anchor_fd: int = -1
     _anchor_checked: bool = False
     _unsynced: bool = False
+    relinked: list[str] = field(default_factory=list)
 
     def open(self, start: Position | None = None) -> bool:
-        """Open (creating) the file; resume from `start` if it still matches. True if resumed."""
+        """Open (creating) the file; resume from `start` if it still matches. True if resumed.
+        A journal or anchor with another hard link (made by anything that could reach it
+        before) is first copied to a file of its own, so the link reaches only the old copy;
+        `relinked` names what was moved."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        if os.fstat(self._fd).st_nlink > 1:
+            self._fd = _own_copy(self.path, self._fd, os.O_RDWR | os.O_APPEND)
+            self.relinked.append(self.path.name)
         if self.anchor_path is not None:
             self._anchor_fd = os.open(self.anchor_path, os.O_RDWR | os.O_CREAT, 0o644)
+            if os.fstat(self._anchor_fd).st_nlink > 1:
+                self._anchor_fd = _own_copy(self.anchor_path, self._anchor_fd, os.O_RDWR)
+                self.relinked.append(self.anchor_path.name)
         resumed = start is not None and self._valid_start(start)
         self.position = start.copy() if start is not None and resumed else Position()
         return resumed
@@ -345,6 +355,14 @@ def recovers(record: Record, line: int, size: int) -> bool:
         and record.get("torn_line") == line
         and record.get("torn_bytes") == size
     )
+
+
+def _own_copy(path: Path, fd: int, flags: int) -> int:
+    """Replace `path` by a copy of what `fd` holds, in a new file; the new descriptor."""
+    data = os.pread(fd, os.fstat(fd).st_size, 0)
+    atomic_write(path, data)
+    os.close(fd)
+    return os.open(path, flags)
 
 
 def read_records(path: Path) -> tuple[list[Record], list[str]]:

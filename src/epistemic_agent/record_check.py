@@ -7,9 +7,11 @@ What each anchor defends against is in docs/security.md ("The record's anchors")
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
+from .approval_check import CALL_SEQ, Approvals, check_approvals
 from .evidence_check import Listing, Ref, check_evidence, list_store, refs_of
 from .journal import GENESIS, decode, read_numbered
 from .seal_check import Against, SealFile, judge_seals, read_seals
@@ -36,6 +38,12 @@ PROBLEMS = {
     "seal-untrusted": "a seal signed by a key the allowed-signers file does not allow",
     "seal-missing": "--allowed-signers, and no seal to check",
     SALVAGE: "the damaged journal a salvaged one continues no longer verifies as recorded",
+    "approval-mismatch": "a signed approval whose statement is not its record's (another "
+    "session, call, decision, time or comment): copied, or edited",
+    "approval-untrusted": "with --allowed-signers: a signed approval whose signature is not "
+    "good, or not by the principal its record names",
+    "record-linked": "the journal or its head anchor has another hard link: it can be written "
+    "through another name",
 }
 RECORD_DIR = ".epistemic"
 
@@ -62,6 +70,7 @@ class _Walk:
     expected_at: int | None = None
     calls: int = 0
     outcomes: int = 0
+    approvals: Approvals = field(default_factory=Approvals)
 
     def take(self, line: int, body: bytes, digest: str) -> None:
         if line == 1:
@@ -74,11 +83,19 @@ class _Walk:
             self.hashes[line] = digest
         if digest == self.expect and self.expected_at is None:
             self.expected_at = line
-        self.calls += body.find(CALL, 73, 128) >= 0
+        if body.find(CALL, 73, 128) >= 0:
+            self.calls += 1
+            seq = CALL_SEQ.search(body, 73, 160)
+            if seq is not None:
+                self.approvals.calls[int(seq.group(1))] = digest
         self.outcomes += body.find(OUTCOME, 73, 128) >= 0
+        if body.find(APPROVAL, 73, 128) >= 0 and b'"signed":true' in body:
+            record = decode(body)
+            if record is not None and record.get("signed") is True:
+                self.approvals.signed.append((line, record))
 
 
-CALL, OUTCOME = b'"kind":"call"', b'"kind":"outcome"'
+CALL, OUTCOME, APPROVAL = b'"kind":"call"', b'"kind":"outcome"', b'"kind":"approval"'
 
 
 def record_folder(journal: Path) -> Path | None:
@@ -110,9 +127,11 @@ def check_record(
     wanted = {seal.statement.lines for seal in seals if seal.statement is not None}
     walk = _Walk(wanted, options.expect_head)
     result = verify_journal(journal, anchor, walk.take)
+    _links(result, journal, anchor)
     if options.expect_head is not None:
         _expected(result, walk, options.expect_head)
     _seals(result, walk, seals, options)
+    _approvals(result, walk, options)
     if not evidence:
         pass
     elif listing is None:
@@ -124,6 +143,25 @@ def check_record(
     if record is not None:
         _salvaged(result, walk.header, record)
     return result
+
+
+def _links(result: Verification, journal: Path, anchor: Path | None) -> None:
+    """A hard link to the journal or its anchor is a door to the record from elsewhere."""
+    for path in (journal, anchor):
+        if path is None:
+            continue
+        try:
+            links = os.lstat(path).st_nlink
+        except OSError:
+            continue
+        if links > 1:
+            result.add(
+                Problem(
+                    "record-linked",
+                    f"{path.name} has {links} hard links: it can be written through another "
+                    "name (a session continuing it moves it to a file of its own)",
+                )
+            )
 
 
 def _expected(result: Verification, walk: _Walk, head: str) -> None:
@@ -166,6 +204,35 @@ def _seals(result: Verification, walk: _Walk, seals: list[SealFile], options: Op
     result.extra["seals"] = verdicts.seals
     result.notes.extend(verdicts.notes)
     for problem in verdicts.problems:
+        result.add(problem)
+    _coverage(result, verdicts.seals, trusted=options.allowed is not None)
+
+
+def _coverage(result: Verification, seals: list[dict[str, Any]], trusted: bool) -> None:
+    """How far the seals reach: lines after the last one a seal holds are covered by none
+    (whoever could write the journal could have appended them)."""
+    counted = ("good",) if trusted else ("good", "valid")
+    through = max((s["lines"] for s in seals if s["signature"] in counted), default=0)
+    result.extra["sealed_through"] = through
+    if through >= result.lines:
+        return
+    kind = "a seal by an allowed key" if trusted else "a seal with a valid signature"
+    covered = f"lines 1-{through} are covered by {kind}" if through else f"no line has {kind}"
+    last = result.lines
+    rest = f"line {last} is" if through + 1 == last else f"lines {through + 1}-{last} are"
+    result.notes.append(
+        f"{covered}; {rest} covered by no seal (whoever could write the journal could have "
+        "written them): `epistemic seal` after the last call covers them"
+    )
+
+
+def _approvals(result: Verification, walk: _Walk, options: Options) -> None:
+    session = walk.header.get("session")
+    problems, notes = check_approvals(
+        walk.approvals, session if isinstance(session, str) else None, options.allowed
+    )
+    result.notes.extend(notes)
+    for problem in problems:
         result.add(problem)
 
 
