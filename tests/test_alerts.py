@@ -26,13 +26,23 @@ def policy_with_hooks(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def alerts_file(tmp_path: Path) -> Path:
-    return tmp_path / "alerts.jsonl"
+def alerts_file(tmp_path: Path) -> str:
+    """Where a hook writes what it received: a hook is confined like an observation act,
+    so it may write only the session's scratch folder, which is its $TMPDIR."""
+    return "$TMPDIR/alerts.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def systmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "systmp"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    return folder
 
 
 def received(tmp_path: Path) -> list[dict[str, Any]]:
-    path = alerts_file(tmp_path)
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    found = sorted((tmp_path / "systmp" / "epistemic").glob("*/alerts.jsonl"))
+    return [json.loads(line) for path in found for line in path.read_text().splitlines()]
 
 
 def journal(ws: Path) -> list[dict[str, Any]]:

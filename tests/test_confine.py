@@ -8,8 +8,10 @@ afterwards nothing of the record may have changed but what the session itself ap
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -18,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -263,6 +266,32 @@ def attacks(box: Box) -> Iterator[tuple[str, str]]:
         (f"for fd in /proc/{os.getpid()}/fd/*; do printf '%s' {PAYLOAD} >> $fd; done"),
     )
     yield "remount the root", f"mount -o remount,rw /; printf '%s' {PAYLOAD} >> RATIONALE.md"
+    kind, handle = file_handle(box.record / "journal.jsonl")
+    yield "open the journal by handle", f"{BY_HANDLE} {kind} {handle}"
+
+
+#: Open a file by its handle (learnt beforehand) through the workspace's mount, past every
+#: cover mounted on its path, and append to it: needs CAP_DAC_READ_SEARCH.
+BY_HANDLE = (
+    'python3 -c "import ctypes,os,sys; l=ctypes.CDLL(None,use_errno=True); '
+    "t,h=int(sys.argv[1]),bytes.fromhex(sys.argv[2]); "
+    "raw=len(h).to_bytes(4,'little')+t.to_bytes(4,'little',signed=True)+h; "
+    "fd=l.open_by_handle_at(os.open('.',os.O_RDONLY),ctypes.c_char_p(raw),"
+    "os.O_WRONLY|os.O_APPEND); sys.exit(1) if fd<0 else os.write(fd,b'FOR'+b'GED')\""
+)
+
+
+def file_handle(path: Path) -> tuple[int, str]:
+    """name_to_handle_at(2) of a path: its handle type and bytes (hex)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    buffer = ctypes.create_string_buffer(8 + 128)
+    ctypes.memmove(buffer, (128).to_bytes(4, "little"), 4)
+    mount = ctypes.c_int()
+    found = libc.name_to_handle_at(-100, os.fsencode(path), buffer, ctypes.byref(mount), 0)
+    assert found == 0, os.strerror(ctypes.get_errno())
+    size = int.from_bytes(buffer.raw[:4], "little")
+    kind = int.from_bytes(buffer.raw[4:8], "little", signed=True)
+    return kind, buffer.raw[8 : 8 + size].hex()
 
 
 def run_attacks(box: Box, act: str) -> list[str]:
@@ -502,6 +531,85 @@ def test_no_act_can_signal_or_trace_the_session(
     assert "TMPDIR" not in result["stdout"]  # the session's environment stays unread
 
 
+@pytest.mark.parametrize("mechanism", STRONG)
+def test_no_act_can_reach_the_machines_sysv_ipc(make_box: object, mechanism: str) -> None:
+    """Shared memory made by another process on the machine is out of an act's sight: an
+    act cannot list, read or remove it (its IPC namespace is its own)."""
+    box = make_box(mechanism)  # type: ignore[operator]
+    made = subprocess.run(["ipcmk", "-M", "4096"], capture_output=True, text=True, check=True)
+    shmid = made.stdout.split()[-1]
+    try:
+        with box.session() as session:
+            listed = session.bash("ipcs -m", "collect-info", LOOK)
+            removed = session.bash(f"ipcrm -m {shmid}", "cleanup", CHANGE)
+        assert listed.ok and f" {shmid} " not in f" {listed.stdout} ", listed.stdout
+        assert not removed.ok, removed
+        still = subprocess.run(["ipcs", "-m", "-i", shmid], capture_output=True, check=False)
+        assert still.returncode == 0, "the act removed the machine's shared memory"
+    finally:
+        subprocess.run(["ipcrm", "-m", shmid], capture_output=True, check=False)
+
+
+def plant_secrets(box: Box, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An operator's home: an SSH key, cloud credentials, a listening SSH agent socket."""
+    (box.home / ".ssh").mkdir()
+    (box.home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY\n")
+    (box.home / ".aws").mkdir()
+    (box.home / ".aws" / "credentials").write_text("aws_secret_access_key = AKIAX\n")
+    (box.home / ".netrc").write_text("machine example.org password hunter2\n")
+    agent = box.systmp / "ssh-agent" / "agent.1"
+    agent.parent.mkdir()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(agent))
+    listener.listen(1)
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(agent))
+    monkeypatch.setenv("SSH_AGENT_PID", "4242")
+    return agent
+
+
+PEEK = (
+    "cat ~/.ssh/id_ed25519 ~/.aws/credentials ~/.netrc 2>/dev/null; "
+    "echo sock=${SSH_AUTH_SOCK:-unset} pid=${SSH_AGENT_PID:-unset}; "
+    'python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); '
+    "print('connected')\" SOCKET_PATH 2>/dev/null || echo refused"
+)
+
+
+@pytest.mark.parametrize("mechanism", [*STRONG, "landlock", "none"])
+@pytest.mark.parametrize("act", ["collect-info", "setup"])
+def test_no_act_can_see_the_operators_keys(
+    make_box: object, monkeypatch: pytest.MonkeyPatch, mechanism: str, act: str
+) -> None:
+    box = make_box(mechanism)  # type: ignore[operator]
+    agent = plant_secrets(box, monkeypatch)
+    reason = LOOK if act == "collect-info" else CHANGE
+    with box.session() as session:
+        seen = session.bash(PEEK.replace("SOCKET_PATH", str(agent)), act, reason)
+        header = session.report.totals.session["confinement"]
+    assert "sock=unset pid=unset" in seen.stdout, seen.stdout  # on every platform
+    if mechanism in STRONG:
+        assert "secrets-hidden" in header["held"]
+        for secret in ("PRIVATE-KEY", "AKIAX", "hunter2", "connected"):
+            assert secret not in seen.stdout, (secret, seen.stdout)
+        assert str(box.home / ".ssh") in header["hidden"]
+    else:
+        assert "secrets-hidden" in header["not_held"]
+        assert "PRIVATE-KEY" in seen.stdout  # the check above can fail: here it would
+
+
+def test_a_policy_names_what_is_hidden(make_box: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    box = make_box("landlock+namespaces")  # type: ignore[operator]
+    plant_secrets(box, monkeypatch)
+    (box.home / "vault").mkdir()
+    (box.home / "vault" / "token").write_text("VAULT-TOKEN\n")
+    (box.ws / "epistemic.toml").write_text(POLICY + '[sandbox]\nhidden = ["~/vault", "/"]\n')
+    with box.session() as session:
+        seen = session.bash("cat ~/vault/token ~/.ssh/id_ed25519", "collect-info", LOOK)
+        header = session.report.totals.session["confinement"]
+    assert "VAULT-TOKEN" not in seen.stdout and "PRIVATE-KEY" in seen.stdout  # it replaces
+    assert header["not_hidden"] == {"/": "it holds the workspace or the scratch folder"}
+
+
 # -- honest about weaker platforms -------------------------------------------------------------
 
 
@@ -588,6 +696,27 @@ def test_the_tool_is_protected_inside_the_workspace(
         held = session.report.totals.session["confinement"]["held"]
     assert not result.ok and not (venv / "evil.pth").exists()
     assert "tool-protected" in held
+
+
+@pytest.mark.parametrize("mechanism", STRONG)
+def test_the_programs_the_session_runs_are_protected_inside_a_grant(
+    make_box: object, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mechanism: str
+) -> None:
+    """A setup act granted the folder that holds the ssh-keygen the session checks approvals
+    with cannot replace it (else it could forge every signature check that follows)."""
+    box = make_box(mechanism)  # type: ignore[operator]
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    keygen = tools / "ssh-keygen"
+    keygen.write_text('#!/bin/sh\nexec /usr/bin/ssh-keygen "$@"\n')
+    keygen.chmod(0o755)
+    monkeypatch.setenv("EPISTEMIC_SSH_KEYGEN", str(keygen))
+    (box.ws / "epistemic.toml").write_text(POLICY + f'[sandbox]\nwritable = ["{tools}"]\n')
+    with box.session() as session:
+        command = f"printf 'exit 0' > {tools}/ssh-key''gen; printf x > {tools}/other"
+        result = session.bash(command, "setup", CHANGE)
+    assert keygen.read_text().startswith("#!/bin/sh\nexec /usr/bin/ssh-keygen"), result
+    assert (tools / "other").read_text() == "x"  # the grant itself holds
 
 
 # -- an unprivileged session -------------------------------------------------------------------
@@ -822,3 +951,69 @@ def test_what_a_killed_session_captured_is_kept_scrubbed_and_its_leftovers_remov
     for path in box.record.rglob("*"):
         if path.is_file():
             assert b"wJalrXUtnFEMI" not in path.read_bytes(), path
+
+
+def test_an_alert_hook_the_agent_rewrote_runs_confined(make_box: object, tmp_path: Path) -> None:
+    """A hook whose program lives in the workspace: the agent may rewrite the program, but
+    what it then runs is confined like an observation, and nothing it starts outlives it."""
+    box = make_box("landlock+namespaces")  # type: ignore[operator]
+    (box.ws / "notify.sh").write_text("#!/bin/sh\ncat > /dev/null\n")
+    (box.ws / "notify.sh").chmod(0o755)
+    outside = tmp_path / "escaped"
+    policy = tmp_path / "team.toml"  # outside the workspace, named by the operator
+    policy.write_text(
+        f'default = "allow"\n[[hook]]\non = ["rejection"]\ncommand = "{box.ws}/notify.sh"\n'
+    )
+    from epistemic_agent.policy import load_policy
+
+    evil = (
+        "#!/bin/sh\n"
+        f"id > {outside}; echo x >> {box.record}/journal.jsonl;"
+        f" setsid sh -c 'sleep 3; id > {outside}.later' & echo started\n"
+    )
+    with Session(box.ws, Settings(platform=box.platform), policy=load_policy(policy)) as session:
+        written = session.write_file("notify.sh", evil, CHANGE)
+        assert written.ok
+        rejected = session.bash("true", "collect-info", "short")  # a rejection: the hook fires
+        assert rejected.status == "rejected"
+    time.sleep(3.5)
+    assert not outside.exists() and not Path(f"{outside}.later").exists()
+    assert verify_journal(box.record / "journal.jsonl", box.record / "head.json").status == "intact"
+    alert = [json.loads(x) for x in (box.record / "journal.jsonl").read_text().splitlines()][-1]
+    assert alert["kind"] == "alert" and alert["hooks"][0]["via"] == "command"
+
+
+def test_hard_links_made_before_no_longer_reach_the_record(make_box: object) -> None:
+    """Links to the journal and its anchor made while something could reach the record (an
+    unconfined process): verify names them, and a session continuing it moves its files to
+    names of their own before appending, so writes through the old links change nothing."""
+    box = make_box("landlock+namespaces")  # type: ignore[operator]
+    with box.session() as session:
+        session.bash("echo seeded", "collect-info", LOOK)
+    journal, head = box.record / "journal.jsonl", box.record / "head.json"
+    os.link(journal, box.ws / "old-journal")
+    os.link(head, box.ws / "old-head")
+    checked = cli_verify(box)
+    assert checked["status"] == "tampered" and "record-linked" in checked["checks"], checked
+    with box.session() as session:
+        session.bash("true", "collect-info", LOOK)
+    with open(box.ws / "old-journal", "ab") as handle:
+        handle.write(b'{"forged": true}\n')
+    assert journal.stat().st_nlink == 1 and head.stat().st_nlink == 1
+    assert b"forged" not in journal.read_bytes()
+    relinked = [json.loads(x) for x in journal.read_text().splitlines() if '"relinked"' in x]
+    assert relinked and set(relinked[0]["files"]) == {"journal.jsonl", "head.json"}
+    assert cli_verify(box)["status"] == "intact"
+
+
+def cli_verify(box: Box) -> dict[str, Any]:
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("epistemic")), "verify", str(box.ws), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    found: dict[str, Any] = json.loads(done.stdout)
+    found["checks"] = [problem["check"] for problem in found.get("problems", [])]
+    return found

@@ -695,13 +695,14 @@ def test_doctor_text(tmp_path: Path) -> None:
     assert lines[1].startswith("  landlock: ")
     assert lines[2].startswith("  namespaces: ")
     assert lines[3].startswith("  bwrap: ")
-    guarantees = [line.split()[1].rstrip(":") for line in lines[4:11]]
+    end = 4 + len(GUARANTEES)
+    guarantees = [line.split()[1].rstrip(":") for line in lines[4:end]]
     assert guarantees == list(GUARANTEES)
     not_held = found.not_held()
-    for line, key in zip(lines[4:11], GUARANTEES, strict=True):
+    for line, key in zip(lines[4:end], GUARANTEES, strict=True):
         assert line.startswith("  NOT HELD  " if key in not_held else "  held      "), line
     method = best_observer(tmp_path).method
-    assert lines[11].startswith(f"observation of what each call changed: {method} (")
+    assert lines[end].startswith(f"observation of what each call changed: {method} (")
     if SUPPORT.landlock_abi is not None:
         assert lines[1] == f"  landlock: ABI {SUPPORT.landlock_abi}"
 

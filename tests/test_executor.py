@@ -433,6 +433,44 @@ def test_symlink_into_the_record_is_protected(session: Session, ws: Path) -> Non
     assert (ws / ".epistemic" / "journal.jsonl").read_bytes().startswith(before)
 
 
+@pytest.mark.parametrize("target", ["outside", "record"])
+@pytest.mark.parametrize("tool", ["read_file", "write_file", "str_replace_edit"])
+def test_a_symlink_swapped_in_after_the_check_leads_nowhere(
+    session: Session, ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tool: str, target: str,
+) -> None:  # fmt: skip
+    """The race a precheck by name cannot close: the folder is real when checked and a
+    symlink (out of the workspace, or into its record) when the tool opens it."""
+    import epistemic_agent.session as session_module
+
+    where = tmp_path / "elsewhere" if target == "outside" else ws / ".epistemic"
+    where.mkdir(exist_ok=True)
+    (where / "f.txt").write_text("secret\n")
+    (ws / "a").mkdir()
+    (ws / "a" / "f.txt").write_text("secret\n")
+    checked = session_module.precheck
+
+    def check_then_swap(call: Any, workspace: Path) -> Any:
+        refused = checked(call, workspace)
+        (ws / "a" / "f.txt").unlink()
+        (ws / "a").rmdir()
+        (ws / "a").symlink_to(where, target_is_directory=True)
+        return refused
+
+    monkeypatch.setattr(session_module, "precheck", check_then_swap)
+    if tool == "read_file":
+        result = session.read_file("a/f.txt", REASON)
+    elif tool == "write_file":
+        result = session.write_file("a/f.txt", "pwned\n", EDIT_REASON)
+    else:
+        result = session.str_replace_edit("a/f.txt", "secret", "pwned", EDIT_REASON)
+    assert (result.status, result.ok) == ("ran", False), result
+    assert "leads out of the workspace" in (result.outcome or ""), result
+    assert result.stdout == ""
+    assert (where / "f.txt").read_text() == "secret\n"
+    assert not [p for p in where.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_call_results_for_a_model(session: Session, ws: Path) -> None:
     (ws / "f.txt").write_text("x\n")
     ran: CallResult = session.bash("echo hi; exit 4", "collect-info", REASON)

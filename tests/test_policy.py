@@ -294,7 +294,8 @@ def test_the_docs_fault_listing(tmp_path: Path) -> None:
         "5: rule 'changes': CEL syntax error at column 37: unexpected end of the condition; "
         "expected ')' or ',' or ']'",
         "10: rule 'tests': unknown variable 'argv'; the facts are tool, act, mutating, command, "
-        "argv0, paths, effect, effect_reasons, reason, seq, counts, reverts, rejections",
+        "argv0, paths, paths_known, effect, effect_reasons, reason, seq, counts, reverts, "
+        "rejections",
         "15: rule 'many-setups': type error in `counts.setup > '3'`: found no matching overload "
         "for > applied to '(int, string)'",
         '22: rule \'installs\': examples_match #1 {"act": "setup", "command": "python -m pip '
@@ -777,3 +778,47 @@ def test_docs_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     exec(compile(code, "docs/policy.md", "exec"), namespace)
     decision = namespace["decision"]
     assert (decision.decision, decision.rule) == ("ask", "installs")
+
+
+UNSEEN = """\
+default = "allow"
+
+[[rule]]
+id = "no-migrations"
+when = "mutating && paths.exists(p, p == 'migrations' || p.startsWith('migrations/'))"
+decision = "deny"
+
+[[rule]]
+id = "unseen-writes"
+when = "mutating && !paths_known"
+decision = "deny"
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("rm -r migrations/0001.py", "no-migrations"),
+        ("d=migr; rm -r ${d}ations", "unseen-writes"),
+        ("rm -r migrations/*", "unseen-writes"),
+        ("rm -r $(echo migrations)", "unseen-writes"),
+        ("python3 -c 'import shutil; shutil.rmtree(\"migrations\")'", "unseen-writes"),
+        ("./cleanup.sh", "unseen-writes"),
+        ("eval 'rm -r migrations'", "no-migrations"),  # the analysis reads eval's text
+        ("rm -r src/old.py", None),
+    ],
+)
+def test_a_path_rule_with_paths_known_catches_what_the_analysis_cannot_see(
+    tmp_path: Path, command: str, rule: str | None
+) -> None:
+    """`paths` alone misses a path built at run time; `!paths_known` sends those elsewhere."""
+    (tmp_path / "epistemic.toml").write_text(UNSEEN)
+    policy = load_policy(tmp_path / "epistemic.toml")
+    facts = complete_facts({"tool": "bash", "act": "change-state", "command": command})
+    assert policy.decide(facts).rule == rule, facts
+    assert facts["paths_known"] is (rule != "unseen-writes")
+
+
+def test_file_tools_know_their_paths() -> None:
+    facts = complete_facts({"tool": "write_file", "paths": ["a.txt"]})
+    assert facts["paths_known"] is True

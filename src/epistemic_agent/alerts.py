@@ -1,8 +1,12 @@
 """Alerts: hooks a policy file sets on events (a revert, a rejection, a mismatch, a denial).
 
-A hook is either a command, run by /bin/sh in the workspace with the event as one JSON object
-on stdin, or a line on stderr. Hooks run after the event is journaled; what each one came to
-is journaled too (an `alert` record), so an auditor can see who was told.
+A hook is either a command, run by /bin/sh with the event as one JSON object on stdin, or a
+line on stderr. Hooks run after the event is journaled; what each one came to is journaled too
+(an `alert` record), so an auditor can see who was told. A session runs each hook's command
+confined like an observation act (`Alerts.runner`): it can read, and reach the network, but
+write nothing but the session's scratch folder, signal nothing outside its own processes, and
+nothing it starts outlives it. So a hook cannot be turned against the record, even when what
+it runs lives in the workspace, where an agent can change it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from .structs import struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, TextIO
 
 #: The events, in the order the docs list them, with what each means.
@@ -48,6 +53,9 @@ class Alerts:
         self.hooks = hooks
         self.workspace = workspace
         self.err = err
+        #: Runs one hook's command: (command, event JSON, environment, timeout) -> what it
+        #: came to. A session sets a confined one; the default runs it as it is (tests).
+        self.runner: Callable[[str, bytes, dict[str, str], float], dict[str, Any]] = _run
 
     def listening(self, event: str) -> list[Hook]:
         return [hook for hook in self.hooks if event in hook.on]
@@ -73,35 +81,39 @@ class Alerts:
             print(f"epistemic: alert: {event}: {what}: {detail}", file=stream, flush=True)
 
     def _run(self, hook: Hook, body: dict[str, Any]) -> dict[str, Any]:
-        import subprocess
-        import time
-
         assert hook.command is not None
         data = json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogateescape") + b"\n"
         env = {**os.environ, "EPISTEMIC_EVENT": str(body["event"])}
-        started = time.monotonic()
-        try:
-            process = subprocess.Popen(
-                ["/bin/sh", "-c", hook.command],
-                cwd=self.workspace,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=sys.stderr.fileno() if _usable(sys.stderr) else subprocess.DEVNULL,
-                stderr=sys.stderr.fileno() if _usable(sys.stderr) else subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        except OSError as error:
-            return {"ok": False, "error": f"cannot start: {error.strerror or error}"}
-        try:
-            process.communicate(data, timeout=hook.timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(process.pid)
-            process.wait()
-            return {"ok": False, "error": f"timed out after {hook.timeout:g} s", "returncode": None}
-        except OSError:  # the hook did not read its stdin: that is its business
-            process.wait()
-        took = round(time.monotonic() - started, 3)
-        return {"ok": process.returncode == 0, "returncode": process.returncode, "duration": took}
+        return self.runner(hook.command, data, env, hook.timeout)
+
+
+def _run(command: str, data: bytes, env: dict[str, str], timeout: float) -> dict[str, Any]:
+    """A hook's command, unconfined, in the current folder (for callers without a session)."""
+    import subprocess
+    import time
+
+    started = time.monotonic()
+    try:
+        process = subprocess.Popen(
+            ["/bin/sh", "-c", command],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=sys.stderr.fileno() if _usable(sys.stderr) else subprocess.DEVNULL,
+            stderr=sys.stderr.fileno() if _usable(sys.stderr) else subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as error:
+        return {"ok": False, "error": f"cannot start: {error.strerror or error}"}
+    try:
+        process.communicate(data, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process.pid)
+        process.wait()
+        return {"ok": False, "error": f"timed out after {timeout:g} s", "returncode": None}
+    except OSError:  # the hook did not read its stdin: that is its business
+        process.wait()
+    took = round(time.monotonic() - started, 3)
+    return {"ok": process.returncode == 0, "returncode": process.returncode, "duration": took}
 
 
 def _usable(stream: Any) -> bool:

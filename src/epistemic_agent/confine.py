@@ -18,6 +18,7 @@ The mechanisms and their limits are described in confine_platform and docs/secur
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -27,10 +28,12 @@ from typing import TypeVar
 
 from . import confine_apply
 from .confine_platform import GUARANTEES, Platform
+from .programs import system_program
 from .structs import struct
 from .vocabulary import is_mutating
 
 T = TypeVar("T")
+_ENV_NAME = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*")
 
 #: What a setup act may write outside the workspace unless the policy says otherwise: the
 #: package managers' download caches (pip, uv, npm, yarn, cargo, go, maven), where they exist.
@@ -42,6 +45,31 @@ DEFAULT_SETUP_GRANTS = (
     "~/go/pkg/mod",
     "~/.m2/repository",
 )
+
+
+#: What no act may see unless the policy says otherwise (`[sandbox] hidden`): the operator's
+#: keys, signing and cloud credentials, and the agents' sockets. `$NAME` is an environment
+#: variable's value; a hidden `$NAME` also leaves the acts' environment (see `hidden_env`).
+DEFAULT_HIDDEN = (
+    "~/.ssh",
+    "~/.gnupg",
+    "$SSH_AUTH_SOCK",
+    "$XDG_RUNTIME_DIR/gnupg",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.pypirc",
+)
+
+#: Environment variables that go with a hidden entry (an agent's pid with its socket).
+_ENV_WITH = {"SSH_AUTH_SOCK": ("SSH_AUTH_SOCK", "SSH_AGENT_PID"), "~/.gnupg": ("GPG_AGENT_INFO",)}
+
+#: Programs the session runs itself (to confine, to check signatures, hooks): read-only for
+#: every act wherever they lie, like the tool's own installation.
+SESSION_PROGRAMS = ("bwrap", "ssh-keygen", "bash", "sh")
 
 
 class ConfinementError(OSError):
@@ -78,11 +106,14 @@ class Confinement:
         guarded: tuple[Path, ...],
         grants: dict[str, tuple[str, ...]] | None = None,
         hidden: tuple[Path, ...] = (),
+        secrets: tuple[str, ...] | None = None,
     ) -> None:
         self.platform = platform
         self.mechanism = platform.mechanism()
         self.workspace, self.scratch = str(workspace), str(scratch)
-        self.hidden = (str(record), *(str(path) for path in hidden))
+        self.secrets = DEFAULT_HIDDEN if secrets is None else secrets
+        found, self.not_hidden = _expand_hidden(self.secrets, (self.workspace, self.scratch))
+        self.hidden = (str(record), *(str(path) for path in hidden), *found)
         self.guarded = tuple(str(path) for path in guarded)
         self.tool = tool_paths()
         wanted = {"setup": DEFAULT_SETUP_GRANTS, **(grants or {})}
@@ -128,6 +159,15 @@ class Confinement:
         enter = partial(confine_apply.enter, self.view(act), self.platform, ())
         return in_confined_thread(enter, work)
 
+    def hidden_env(self) -> tuple[str, ...]:
+        """Environment variables acts do not get: those whose value is a hidden path (the SSH
+        agent's socket, with its pid), on every platform, `none` included."""
+        names: list[str] = []
+        for entry in self.secrets:
+            key = entry[1:] if _ENV_NAME.fullmatch(entry) else entry
+            names += _ENV_WITH.get(key, ())
+        return tuple(dict.fromkeys(names))
+
     def _ensure_scratch(self) -> None:
         """The scratch folder must exist to be bound writable."""
         os.makedirs(self.scratch, mode=0o700, exist_ok=True)
@@ -164,6 +204,7 @@ class Confinement:
             "grants": {act: list(paths) for act, paths in self.grants.items()},
             "missing_grants": {act: list(paths) for act, paths in self.missing.items() if paths},
             "hidden": list(self.hidden),
+            "not_hidden": self.not_hidden,
             "protected": list(self.guarded),
         }
 
@@ -230,11 +271,38 @@ def in_confined_thread(enter: Callable[[], None], work: Callable[[], T]) -> T:
 
 
 def tool_paths() -> tuple[str, ...]:
-    """The tool's own installation: its Python environment and the folders it imports from."""
+    """The tool's own installation: its Python environment, the folders it imports from, and
+    the programs it runs itself (an act that could replace ssh-keygen could forge the check of
+    an approval's signature)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     found = [sys.prefix, sys.exec_prefix, sys.base_prefix, package]
     found += [entry for entry in sys.path if entry and os.path.isdir(entry)]
+    found += [path for path in map(system_program, SESSION_PROGRAMS) if path]
+    named = os.environ.get("EPISTEMIC_SSH_KEYGEN")
+    if named and os.path.isabs(named):
+        found.append(named)
     return tuple(dict.fromkeys(os.path.realpath(path) for path in found))
+
+
+def _expand_hidden(
+    entries: tuple[str, ...], inside: tuple[str, ...]
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The hidden entries as real paths that exist, and those left visible with why (an
+    entry holding the workspace or the scratch folder would blind every act)."""
+    found: list[str] = []
+    skipped: dict[str, str] = {}
+    for entry in entries:
+        expanded = os.path.expandvars(os.path.expanduser(entry))
+        if "$" in expanded or not os.path.isabs(expanded):
+            continue  # an unset variable: nothing to hide
+        real = os.path.realpath(expanded)
+        if not os.path.exists(real):
+            continue
+        if any(_under_any(folder, [real]) for folder in inside):
+            skipped[real] = "it holds the workspace or the scratch folder"
+            continue
+        found.append(real)
+    return tuple(dict.fromkeys(found)), skipped
 
 
 def _expand_grants(

@@ -53,7 +53,9 @@ def enter(view: View, platform: Platform, files: tuple[str, ...]) -> None:
 
 
 def _mounts(view: View, pid_namespace: bool) -> tuple[Path, ...]:
-    flags = confine_sys.CLONE_NEWNS | confine_sys.CLONE_FS
+    # an IPC namespace too: no SysV shared memory, semaphore or message queue of the session's
+    # (or of anything else on the machine) can be read, written or removed by the act
+    flags = confine_sys.CLONE_NEWNS | confine_sys.CLONE_FS | confine_sys.CLONE_NEWIPC
     if pid_namespace:
         flags |= confine_sys.CLONE_NEWPID
     confine_sys.unshare(flags)
@@ -99,10 +101,10 @@ def _private_shm() -> tuple[Path, ...]:
 
 
 def bwrap_argv(bwrap: str, view: View) -> tuple[str, ...]:
-    """The same view through bubblewrap: a read-only root, a private /dev, /proc and PID
+    """The same view through bubblewrap: a read-only root, a private /dev, /proc, PID and IPC
     namespace, the writable binds, the hidden and protected paths, every capability dropped."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", SHM]
-    argv += ["--unshare-pid", "--proc", "/proc"]
+    argv += ["--unshare-pid", "--unshare-ipc", "--proc", "/proc"]
     for folder in view.writable:
         argv += ["--bind", folder, folder]
     for path in view.protected:

@@ -42,6 +42,8 @@ GUARANTEES: dict[str, str] = {
     "tool-protected": "no act can write the tool's own installation (its Python environment)",
     "processes-isolated": "no act can signal, trace or stop the session or any process "
     "outside its own process tree",
+    "secrets-hidden": "no act can see the operator's keys and credentials (`[sandbox] hidden`: "
+    "~/.ssh, ~/.gnupg, cloud credentials and the SSH agent's socket by default)",
 }
 
 MECHANISMS = ("landlock+namespaces", "bwrap", "landlock", "none")
@@ -78,6 +80,7 @@ class Platform:
             why = f"no mount namespace ({self.namespaces_error})"
             for key in ("record-protected", "record-private", "observations-keep-metadata"):
                 missing[key] = why
+            missing["secrets-hidden"] = f"{why}: Landlock alone cannot hide a path"
             missing["tool-protected"] = f"{why}: only outside the workspace"
         if mechanism.startswith("landlock") and not self.scoped_signals and not self.pid_scope:
             missing["processes-isolated"] = (
@@ -189,13 +192,15 @@ def _probe_namespaces() -> tuple[str | None, str | None]:
 
 
 def _probe_bwrap() -> tuple[str | None, str | None]:
-    import shutil
     import subprocess
 
-    path = shutil.which("bwrap")
+    from .programs import system_program
+
+    path = system_program("bwrap")
     if path is None:
         return None, "not installed"
-    argv = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc"]
+    argv = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-ipc"]
+    argv += ["--proc", "/proc"]
     try:
         probe = subprocess.run(
             [*argv, "--cap-drop", "ALL", "--", "true"],

@@ -55,6 +55,8 @@ def run_shell(
     capture: tuple[Path, Path] | None = None,
     reaper: Reaper | None = None,
     cancel: Cancel | None = None,
+    stdin: Path | None = None,
+    program: str = "bash",
 ) -> Execution:
     """Run `bash -c command` in its own session; output goes to files, not memory.
 
@@ -63,6 +65,7 @@ def run_shell(
     `on_slow` is called once if the command is still running after SLOW_AFTER seconds. With
     a `reaper`, processes that escaped the command's group (setsid, double forks) are caught
     and stopped when it ends. A `cancel` set while it runs stops its process group at once.
+    `stdin` names a file the command reads (else /dev/null); `program` runs `-c command`.
     """
     scratch.mkdir(parents=True, exist_ok=True)
     if capture is None:
@@ -72,13 +75,13 @@ def run_shell(
         out_path, err_path = capture
         out_fd, err_fd = (os.open(p, _REUSE, 0o644) for p in capture)
     launch = launch or Launch()
-    argv = [*launch.argv_prefix, "bash", "-c", command]
+    argv = [*launch.argv_prefix, program, "-c", command]
     started = time.monotonic()
     if reaper is not None:
         reaper.start()
     try:
-        program = _find_program(argv[0])
-        spawn = partial(_popen, program, argv, cwd, out_fd, err_fd, env)
+        found = _find_program(argv[0])
+        spawn = partial(_popen, found, argv, cwd, out_fd, err_fd, env, stdin)
         pid = spawn() if launch.confine is None else in_confined_thread(launch.confine, spawn)
     except BaseException:
         if reaper is not None:
@@ -116,12 +119,13 @@ def run_shell(
 
 
 def _find_program(name: str) -> str:
-    """Resolve the program in the parent: the child should only make system calls."""
+    """Resolve the program in the parent: the child should only make system calls. Only
+    absolute PATH entries count: a relative one would resolve inside the workspace."""
     if "/" in name:
         return name
     for folder in os.get_exec_path():
         candidate = os.path.join(folder, name)
-        if os.access(candidate, os.X_OK):
+        if os.path.isabs(folder) and os.access(candidate, os.X_OK):
             return candidate
     raise FileNotFoundError(f"{name} is not on PATH")
 
@@ -133,19 +137,26 @@ def _popen(
     out_fd: int,
     err_fd: int,
     env: dict[str, str] | None,
+    stdin: Path | None = None,
 ) -> int:
     """Start the command in a session of its own (its process group is what a timeout kills),
-    stdin from /dev/null, every other descriptor closed. We wait for and reap it ourselves."""
-    process = subprocess.Popen(
-        argv,
-        executable=program,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=out_fd,
-        stderr=err_fd,
-        start_new_session=True,
-    )
+    stdin from /dev/null (or `stdin`), every other descriptor closed. We wait for and reap it
+    ourselves."""
+    source = subprocess.DEVNULL if stdin is None else os.open(stdin, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        process = subprocess.Popen(
+            argv,
+            executable=program,
+            cwd=cwd,
+            env=env,
+            stdin=source,
+            stdout=out_fd,
+            stderr=err_fd,
+            start_new_session=True,
+        )
+    finally:
+        if stdin is not None:
+            os.close(source)
     process.returncode = 0  # reaped by _Waiter, not by Popen
     return process.pid
 

@@ -4,9 +4,19 @@ approves, the alerts, and the scrubbing of secrets from everything recorded."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from .alerts import Alerts
-from .policy import Decision, Policy, call_facts, find_policy, load_policy, preset
+from .fsutil import atomic_write
+from .policy import (
+    Decision,
+    Policy,
+    call_facts,
+    find_policy,
+    load_policy,
+    paths_known,
+    preset,
+)
 from .redact import Redactor
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -30,6 +40,16 @@ PLAIN_FIELDS = frozenset(
     )
 )
 SCRUB_CHUNK = 1 << 20  # output is scrubbed a chunk at a time, each cut after a newline
+
+
+def _sha256(path: str) -> str | None:
+    import hashlib
+
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
 
 
 def workspace_policy(workspace: Path) -> Policy:
@@ -58,6 +78,9 @@ class Guard:
         self._approver = approver
         self.alerts = Alerts(policy.hooks, str(workspace))
         self.redactor = Redactor(os.environ, policy.secret_patterns, policy.secret_names)
+        self._signers: dict[str, str] = {}
+        for named in policy.signer_files():  # who may approve, as it stood when the session opened
+            self.signers_for_file(named)
 
     @property
     def trivial(self) -> bool:
@@ -65,7 +88,13 @@ class Guard:
         return not self.policy.rules and self.policy.default == "allow"
 
     def header(self) -> dict[str, Any]:
-        return {"source": self.policy.source, "sha256": self.policy.sha256}
+        """The policy in force, for the journal: its file and hash, and the hash of every
+        allowed_signers file it names (who may approve is part of the policy)."""
+        found: dict[str, Any] = {"source": self.policy.source, "sha256": self.policy.sha256}
+        signers = self.policy.signer_files()
+        if signers:
+            found["signers"] = {path: _sha256(path) for path in signers}
+        return found
 
     def decide(
         self,
@@ -91,6 +120,7 @@ class Guard:
             reverts=int(counts.get("revert", 0)),
             rejections=rejections,
             effect_reasons=effect.reasons if effect is not None else (),
+            paths_known=effect is None or paths_known(effect),
         )
         return self.policy.decide(facts)
 
@@ -125,8 +155,35 @@ class Guard:
             message=decision.message,
             timeout=self.timeout,
             signatures=self.policy.signatures,
-            signers=self.policy.signers_for(decision.rule),
+            signers=self.signers_for(decision.rule),
         )
+
+    def signers_for_file(self, named: str) -> str:
+        if named not in self._signers:
+            self._signers[named] = self._copy_signers(named)
+        return self._signers[named]
+
+    def signers_for(self, rule: str | None) -> str | None:
+        """The allowed_signers file that decides who may approve what `rule` asks about: a
+        private copy of the one named, taken when the session opened. Who may approve is
+        fixed for the session; a file swapped in later (by a rename of its folder, say) is
+        not read."""
+        named = self.policy.signers_for(rule)
+        return None if named is None else self.signers_for_file(named)
+
+    def _copy_signers(self, named: str) -> str:
+        import hashlib
+
+        try:
+            data = Path(named).read_bytes()
+        except OSError:
+            return named  # checked when used: an answer then does not count
+        folder = self.pending.parent / "signers"
+        folder.mkdir(parents=True, exist_ok=True)
+        private = folder / hashlib.sha256(data).hexdigest()
+        if not private.exists():
+            atomic_write(private, data)
+        return str(private)
 
     def approver(self) -> Approver:
         if self._approver is None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .alerts import Hook
+    from .effects import Effect
 
 DECISIONS = ("allow", "deny", "ask")
 
@@ -38,6 +39,7 @@ FACT_TYPES: dict[str, str] = {
     "command": "string",
     "argv0": "string",
     "paths": "list",
+    "paths_known": "bool",
     "effect": "string",
     "effect_reasons": "list",
     "reason": "string",
@@ -118,6 +120,7 @@ class Policy:
     approval_timeout: float | None = None  # seconds an `ask` waits before it is denied
     approval_channel: str | None = None  # auto, terminal or file
     writable: dict[str, tuple[str, ...]] | None = None  # [sandbox] grants per act (None: default)
+    hidden: tuple[str, ...] | None = None  # [sandbox] what no act may see (None: the default)
     allowed_signers: str | None = None  # [approval] who may approve (an allowed_signers file)
     signatures: str = "optional"  # required (files) or optional (presets, or said so)
     require_confinement: tuple[str, ...] = ()  # guarantees without which no session starts
@@ -144,6 +147,11 @@ class Policy:
                 'who may approve: add [approval] allowed_signers = "path" (an OpenSSH '
                 'allowed_signers file), or say signatures = "optional" to take unsigned answers'
             )
+
+    def signer_files(self) -> list[str]:
+        """Every allowed_signers file the policy names, the policy's first."""
+        found = [self.allowed_signers, *(rule.allowed_signers for rule in self.rules)]
+        return list(dict.fromkeys(path for path in found if path))
 
     def signers_for(self, rule: str | None) -> str | None:
         """The allowed_signers file that decides who may approve what `rule` asks about."""
@@ -183,6 +191,7 @@ def default_facts() -> dict[str, Any]:
         "command": "",
         "argv0": "",
         "paths": [],
+        "paths_known": True,
         "effect": "read-only",
         "effect_reasons": [],
         "reason": "",
@@ -206,6 +215,7 @@ def call_facts(
     reverts: int,
     rejections: int,
     effect_reasons: Sequence[str] = (),
+    paths_known: bool = True,
 ) -> dict[str, Any]:
     """The fact map a condition sees for one call (argv0 is derived from the command)."""
     return {
@@ -215,6 +225,7 @@ def call_facts(
         "command": command,
         "argv0": first_program(command) if tool == "bash" else "",
         "paths": list(paths),
+        "paths_known": bool(paths_known),
         "effect": effect,
         "effect_reasons": list(effect_reasons),
         "reason": reason,
@@ -292,6 +303,13 @@ def short_repr(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def paths_known(effect: Effect) -> bool:
+    """Whether `paths` is all a command writes or deletes: no path only known at run time
+    (`$VAR`, a glob, a substitution) and no effect the analysis cannot tell (an interpreter,
+    a script)."""
+    return not effect.dynamic and effect.cls != "unknown"
+
+
 def complete_facts(partial: dict[str, Any], classify: bool = True) -> dict[str, Any]:
     """Partial facts made whole. What is not given is derived where it can be (`mutating` from
     the act, `argv0` from the command, `act` from a file tool; with `classify`, `paths`, `effect`
@@ -316,6 +334,7 @@ def complete_facts(partial: dict[str, Any], classify: bool = True) -> dict[str, 
         derived = {
             "effect": effect.cls,
             "paths": effect.to_json()["paths"],
+            "paths_known": paths_known(effect),
             "effect_reasons": list(effect.reasons),
         }
     for key, value in derived.items():

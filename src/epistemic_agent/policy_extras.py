@@ -20,7 +20,7 @@ CHANNELS = ("auto", "terminal", "file")
 APPROVAL_KEYS = ("timeout", "channel", "allowed_signers", "signatures")
 SIGNATURES = ("required", "optional")
 SECRETS_KEYS = ("patterns", "env")
-SANDBOX_KEYS = ("writable", "require_confinement")
+SANDBOX_KEYS = ("writable", "hidden", "require_confinement")
 GRANTABLE = ("setup", "change-state", "revert", "cleanup")
 HOOK_KEYS = ("id", "on", "command", "stderr", "timeout")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -184,6 +184,18 @@ def _read_sandbox(value: object, spots: Spots, errors: Errors) -> dict[str, Any]
             )
         else:
             extras["writable"] = grants
+    if "hidden" in table:
+        hidden = table["hidden"]
+        if not isinstance(hidden, list) or not all(_a_path(item) for item in hidden):
+            errors.append(
+                (
+                    spots.table("sandbox", "hidden"),
+                    "[sandbox]: `hidden` must be a list of paths (~ and $VARIABLE expand); "
+                    "it replaces the default list, and [] hides nothing",
+                )
+            )
+        else:
+            extras["hidden"] = tuple(hidden)
     if "require_confinement" in table:
         required = _read_required(table["require_confinement"])
         if required is None:
@@ -201,6 +213,10 @@ def _read_sandbox(value: object, spots: Spots, errors: Errors) -> dict[str, Any]
     return extras
 
 
+def _a_path(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip()) and "\0" not in value
+
+
 def _read_grants(value: object) -> dict[str, tuple[str, ...]] | None:
     if isinstance(value, list):
         value = {"setup": value}
@@ -208,9 +224,7 @@ def _read_grants(value: object) -> dict[str, tuple[str, ...]] | None:
         return None
     grants: dict[str, tuple[str, ...]] = {}
     for act, paths in value.items():
-        if not isinstance(paths, list) or not all(
-            isinstance(path, str) and path.strip() and "\0" not in path for path in paths
-        ):
+        if not isinstance(paths, list) or not all(_a_path(path) for path in paths):
             return None
         grants[act] = tuple(paths)
     return grants

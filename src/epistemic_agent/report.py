@@ -136,7 +136,9 @@ class Report:
         elif kind == "approval":
             self._fold_approval(record)
         elif kind == "policy":
-            self.totals.session["policy"] = {k: record.get(k) for k in ("source", "sha256")}
+            self.totals.session["policy"] = {
+                k: record[k] for k in ("source", "sha256", "signers") if k in record
+            }
         elif kind == "confinement":
             self.totals.session["confinement"] = {
                 k: v for k, v in record.items() if k not in (*_HEADER_DROP, "t")

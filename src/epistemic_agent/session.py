@@ -94,9 +94,11 @@ class Session(PolicyCalls):
             _temp(self.workspace),
             self.effects.classify,
         )
+        self.guard.alerts.runner = self._run_hook
         if not self.journal.open(self.report.load_checkpoint()):
             self.report.reset()
-        gone = None
+        relinked = list(self.journal.relinked)
+        refused = None
         with self.journal.locked():
             self.created = self.journal.position.lines == 0
             new_id = os.urandom(16).hex()
@@ -104,17 +106,21 @@ class Session(PolicyCalls):
             if self.created:
                 self.journal.append(self._session_record(new_id), durable=True)
                 self._publish()
-            elif implicit and (gone := self._policy_gone()) is not None:
+            elif implicit and (refused := self._policy_refused()) is not None:
                 pass
             else:
                 self._recover()
                 self._note_changes()
-        if gone is not None:
+            if relinked and refused is None:
+                message = (
+                    f"{', '.join(relinked)} had another hard link (a name elsewhere that could "
+                    "write the record); each was moved to a file of its own first"
+                )
+                record = {"kind": "relinked", "t": now(), "files": relinked, "message": message}
+                self.journal.append(record, durable=True)
+        if refused is not None:
             self.close()
-            raise PolicyError(
-                f"{gone}: the policy this session was under is gone. Restore it, or name the "
-                "policy to use now (--policy FILE, --approve mutating|none, --read-only)."
-            )
+            raise PolicyError(refused)
 
     def _platform(self) -> Platform:
         if self.settings.platform is not None:
@@ -148,6 +154,7 @@ class Session(PolicyCalls):
             tuple(guarded),
             self.policy.writable,
             tuple(Path(path) for path in self.settings.hidden),
+            self.policy.hidden,
         )
 
     def _recover(self) -> None:
@@ -190,13 +197,31 @@ class Session(PolicyCalls):
             self.journal.append(record, durable=True)
             self._publish()
 
-    def _policy_gone(self) -> str | None:
-        """The policy file the session was last under, if it has disappeared since."""
+    def _policy_refused(self) -> str | None:
+        """Why a session continued under a policy it merely found may not go on: the policy
+        it was under is gone, or another one is in its place (a file that appeared, or
+        changed, or allowed signers that changed). A policy is changed by a human, who names
+        it; an agent's act could have written the one found here."""
         last = self.report.totals.session.get("policy")
-        source = last.get("source") if isinstance(last, dict) else None
-        if not isinstance(source, str) or source.startswith("preset:"):
+        if not isinstance(last, dict):
             return None
-        return None if os.path.exists(source) else source
+        source = last.get("source")
+        from_file = isinstance(source, str) and not source.startswith("preset:")
+        if from_file and not os.path.exists(str(source)):
+            return (
+                f"{source}: the policy this session was under is gone. Restore it, or name "
+                "the policy to use now (--policy FILE, --approve mutating|none, --read-only)."
+            )
+        now_in_force = self.guard.header()
+        if {k: last.get(k) for k in now_in_force} == now_in_force:
+            return None
+        return (
+            f"the policy found in the workspace ({now_in_force['source']}, sha256 "
+            f"{str(now_in_force['sha256'])[:12]}) is not the one this session was under "
+            f"({source}, sha256 {str(last.get('sha256'))[:12]}): it appeared or changed since. "
+            "A policy is changed by a human: to go on under it, name it (--policy FILE); or "
+            "restore the one the session was under."
+        )
 
     def _no_secret(self, text: str) -> bool:
         return self.guard.redactor.text(text)[1] == 0
@@ -470,6 +495,47 @@ class Session(PolicyCalls):
         sealed = not call.mutating and self.confinement.held >= SEALED
         return consistency.Others(tuple(sorted(before | since)), sealed)
 
+    def _run_hook(
+        self, command: str, data: bytes, env: dict[str, str], timeout: float
+    ) -> dict[str, Any]:
+        """An alert hook's command, confined like an observation, from the scratch folder: it
+        reads and reaches the network, but writes nothing but scratch, and what it starts
+        ends with it. Its output goes to our stderr."""
+        import sys
+
+        scratch = self.scratch_dir()
+        event = scratch / f"event-{os.urandom(6).hex()}.json"
+        event.write_bytes(data)
+        launch = self.confinement.launch("collect-info")
+        try:
+            done = run_shell(
+                command,
+                scratch,
+                timeout,
+                self.layout.scratch,
+                launch=launch,
+                env={
+                    **self._command_env(),
+                    **{k: v for k, v in env.items() if k.startswith("EPISTEMIC_")},
+                },
+                reaper=self._reaper(),
+                stdin=event,
+                program="/bin/sh",
+            )
+        except (OSError, ConfinementError) as error:
+            return {"ok": False, "error": f"cannot start: {error.strerror or error}"}
+        finally:
+            event.unlink(missing_ok=True)
+        for path in (done.stdout, done.stderr):
+            text = bounded_text(path, self.settings.output_limit)
+            if text:
+                print(text, end="" if text.endswith("\n") else "\n", file=sys.stderr)
+        done.discard()
+        if done.timed_out:
+            return {"ok": False, "error": f"timed out after {timeout:g} s", "returncode": None}
+        took = round(done.duration, 3)
+        return {"ok": done.returncode == 0, "returncode": done.returncode, "duration": took}
+
     def _outside_observers(self, act: str) -> dict[str, Observer]:
         """Watchers for the folders outside the workspace this act may write (its grants)."""
         if not self.settings.observe or self.confinement.mechanism == "none":
@@ -487,10 +553,12 @@ class Session(PolicyCalls):
         return "bwrap" if mechanism == "bwrap" else "landlock"
 
     def _command_env(self) -> dict[str, str]:
-        """The environment as the session found it, with TMPDIR on the scratch folder (built
-        once per session)."""
+        """The environment as the session found it, less the hidden agents' sockets, with
+        TMPDIR on the scratch folder (built once per session)."""
         if self._env is None:
-            self._env = {**os.environ, "TMPDIR": str(self.scratch_dir())}
+            hidden = self.confinement.hidden_env()
+            kept = {name: value for name, value in os.environ.items() if name not in hidden}
+            self._env = {**kept, "TMPDIR": str(self.scratch_dir())}
         return self._env
 
     def _not_confined(self, seq: int, call: Call, error: ConfinementError) -> CallResult:

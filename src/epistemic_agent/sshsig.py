@@ -11,31 +11,20 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
+
+from .programs import system_program
 
 TIMEOUT = 30.0
 SIGN_TIMEOUT = 300.0  # a passphrase may be typed at the terminal
 SIGNATURE_START = b"-----BEGIN SSH SIGNATURE-----"
 FINGERPRINT = re.compile(r"SHA256:[A-Za-z0-9+/]{43}")
 KEY_PREFIXES = ("ssh-", "ecdsa-", "sk-")
-SYSTEM_DIRS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")
 
 
 class SealError(Exception):
     """Something cannot be signed or checked (no ssh-keygen, a bad key): one clear line."""
-
-
-def system_program(name: str) -> str | None:
-    """A program from the system's folders first, else from PATH's absolute folders (never a
-    relative PATH entry, which would resolve inside whatever folder is current)."""
-    for folder in SYSTEM_DIRS:
-        candidate = os.path.join(folder, name)
-        if os.access(candidate, os.X_OK):
-            return candidate
-    absolute = [entry for entry in os.get_exec_path() if os.path.isabs(entry)]
-    return shutil.which(name, path=os.pathsep.join(absolute))
 
 
 def keygen() -> str:
