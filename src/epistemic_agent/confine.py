@@ -56,6 +56,7 @@ class View:
     writable: tuple[str, ...]  # directories: the workspace (mutating), scratch, grants
     hidden: tuple[str, ...]  # replaced by an empty read-only folder (or file)
     protected: tuple[str, ...]  # read-only inside a writable area
+    covers: tuple[tuple[str, str], ...] = ()  # (path, decoy): path shows the decoy, read-only
 
 
 @struct
@@ -78,11 +79,13 @@ class Confinement:
         guarded: tuple[Path, ...],
         grants: dict[str, tuple[str, ...]] | None = None,
         hidden: tuple[Path, ...] = (),
+        covers: tuple[tuple[Path, Path], ...] = (),
     ) -> None:
         self.platform = platform
         self.mechanism = platform.mechanism()
         self.workspace, self.scratch = str(workspace), str(scratch)
         self.hidden = (str(record), *(str(path) for path in hidden))
+        self.covers = tuple((str(path), str(decoy)) for path, decoy in covers)
         self.guarded = tuple(str(path) for path in guarded)
         self.tool = tool_paths()
         wanted = {"setup": DEFAULT_SETUP_GRANTS, **(grants or {})}
@@ -104,7 +107,12 @@ class Confinement:
         tool = [path for path in self.tool if _under_any(path, writable) and os.path.exists(path)]
         hidden = tuple(path for path in self.hidden if os.path.lexists(path))
         protected = tuple(dict.fromkeys((*guarded, *tool)))
-        return View(mutating, tuple(dict.fromkeys(writable)), hidden, protected)
+        covers = tuple(
+            (path, decoy)
+            for path, decoy in self.covers
+            if os.path.isdir(path) and os.path.isdir(decoy)
+        )
+        return View(mutating, tuple(dict.fromkeys(writable)), hidden, protected, covers)
 
     def launch(self, act: str, files: tuple[Path, ...] = ()) -> Launch:
         """How to start one call of this act; `files` (its output captures) stay writable."""
@@ -156,6 +164,7 @@ class Confinement:
             "grants": {act: list(paths) for act, paths in self.grants.items()},
             "missing_grants": {act: list(paths) for act, paths in self.missing.items() if paths},
             "hidden": list(self.hidden),
+            "decoys": {path: decoy for path, decoy in self.covers},
             "protected": list(self.guarded),
         }
 

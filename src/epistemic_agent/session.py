@@ -142,6 +142,7 @@ class Session(PolicyCalls):
             tuple(guarded),
             self.policy.writable,
             tuple(Path(path) for path in self.settings.hidden),
+            tuple((Path(path), Path(decoy)) for path, decoy in self.settings.decoys),
         )
 
     def _recover(self) -> None:
