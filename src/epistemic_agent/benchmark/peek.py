@@ -5,7 +5,13 @@ folder and of the decoy tree shown in place of the task folders (hiding.py), for
 and executions. Marks are on inodes, so every path to a file counts: relative, absolute,
 through /proc, a symlink, a hard link. Under full confinement the agent can reach only the
 decoys (empty files: it reads nothing); where confinement is weaker, a read of the real files
-is seen too. What this process opened itself (copying the task) is not counted.
+is seen too.
+
+What is not the agent is left out: this process (copying the task); a decoy opened through
+the decoy folder's own mount rather than through the cover in an act's view (another program
+walking the temporary folder); and, where the acts are confined, a real file opened by any
+process but the session's own (the acts cannot reach the real files, so another program on
+the machine did).
 
 Needs CAP_SYS_ADMIN (fanotify_init); without it `start()` says why detection is unavailable,
 and the result says so.
@@ -49,6 +55,7 @@ class Watch:
     def __init__(self, trees: dict[str, tuple[Path, bool]]) -> None:
         self.trees = trees
         self.inodes: dict[tuple[int, int], tuple[str, bool]] = {}
+        self.mounts: set[int | None] = set()  # the decoy folders' own mounts (host side)
         self._group: int | None = None
 
     def start(self) -> str | None:
@@ -67,6 +74,8 @@ class Watch:
             return f"fanotify_init: {os.strerror(ctypes.get_errno())} (needs CAP_SYS_ADMIN)"
         self._group = group
         for label, (folder, decoy) in self.trees.items():
+            if decoy:
+                self.mounts.add(_mount_of_path(folder))
             for path, is_dir in _entries(folder):
                 flags = MASK | (FAN_ONDIR if is_dir else 0)
                 if mark(group, FAN_MARK_ADD, flags, AT_FDCWD, os.fsencode(path)) < 0:
@@ -80,8 +89,9 @@ class Watch:
                     return f"more than {MAX_MARKS} files to watch"
         return None
 
-    def finish(self, exclude: set[int]) -> list[Peek]:
-        """Every distinct file opened by a process not in `exclude`; the group is closed."""
+    def finish(self, session: int | None, confined: bool) -> list[Peek]:
+        """Every distinct file the agent opened (see the module docstring for what is left
+        out); the group is closed."""
         if self._group is None:
             return []
         seen: dict[tuple[str, int], Peek] = {}
@@ -93,13 +103,13 @@ class Watch:
                     break
                 if not data:
                     break
-                for peek in self._events(data, exclude):
+                for peek in self._events(data, session, confined):
                     seen.setdefault((peek.path, peek.pid), peek)
         finally:
             self.close()
         return list(seen.values())
 
-    def _events(self, data: bytes, exclude: set[int]) -> list[Peek]:
+    def _events(self, data: bytes, session: int | None, confined: bool) -> list[Peek]:
         found = []
         offset = 0
         while offset + _META.size <= len(data):
@@ -109,10 +119,14 @@ class Watch:
                 if mask & FAN_Q_OVERFLOW:
                     found.append(Peek("(too many opens to list)", False, pid))
                     continue
-                if pid in exclude or fd < 0:
+                if pid == os.getpid() or fd < 0:
                     continue
                 info = os.fstat(fd)
                 name, decoy = self.inodes.get((info.st_dev, info.st_ino), ("?", False))
+                if decoy and _mount_of(fd) in self.mounts:
+                    continue  # opened through the decoy folder itself, not through a cover
+                if not decoy and confined and pid != session:
+                    continue  # a real file, and not the session's: another program
                 found.append(Peek(name, decoy, pid, _process(pid)))
             finally:
                 if fd >= 0:
@@ -134,6 +148,26 @@ def _entries(folder: Path) -> list[tuple[Path, bool]]:
     return found
 
 
+def _mount_of(fd: int) -> int | None:
+    """The id of the mount an open file was reached through (its fdinfo `mnt_id`)."""
+    try:
+        with open(f"/proc/self/fdinfo/{fd}", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("mnt_id:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _mount_of_path(path: Path) -> int | None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return _mount_of(fd)
+    finally:
+        os.close(fd)
+
+
 def _process(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as handle:
@@ -145,6 +179,7 @@ def _process(pid: int) -> str:
 def describe(peeks: list[Peek]) -> str:
     """One line for the verdict: what was opened, decoys said as such."""
     names = sorted({(peek.path, peek.decoy) for peek in peeks})
+    names = [(path.removesuffix("/."), decoy) for path, decoy in names]
     shown = [f"{path} (a decoy: it read nothing)" if decoy else path for path, decoy in names]
     more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
     return "the benchmark's own files: " + ", ".join(shown[:3]) + more

@@ -141,15 +141,18 @@ def _session(
     if spec.startswith("replay:"):  # the session reads its script from a private copy
         spec = "replay:" + str(private.session_copy(Path(spec.removeprefix("replay:"))))
     hiding = plan(config.out, workspace, private.root, config.hide)
-    watch = Watch({task.name: (task.folder, False), "": (private.root / "decoy", True)})
+    trees = {f"tasks/{task.name}": (task.folder, False), "tasks": (private.root / "decoy", True)}
+    watch = Watch(trees)
     unavailable = watch.start()
+    session: list[int] = []
     try:
-        code = _run_agent(spec, task, config, workspace, folder, running, hiding.argv())
+        code = _run_agent(spec, task, config, workspace, folder, running, hiding.argv(), session)
     finally:
-        peeks = watch.finish({os.getpid()})
+        hidden = _hidden_held(workspace)
+        peeks = watch.finish(session[0] if session else None, confined=hidden)
     found: dict[str, Any] = {
         "exit_code": code,
-        "hidden": _hidden_held(workspace),
+        "hidden": hidden,
         "peek_detection": "fanotify" if unavailable is None else f"unavailable: {unavailable}",
         "judge_hides": [*hiding.hidden, *(folder for folder, _ in hiding.decoys)],
     }
@@ -191,6 +194,7 @@ def _run_agent(
     folder: Path,
     running: Running | None,
     hiding: list[str],
+    started: list[int],
 ) -> int:
     """`epistemic run` on the task, its JSON events kept in events.jsonl."""
     import subprocess
@@ -205,6 +209,7 @@ def _run_agent(
         process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, start_new_session=True
         )
+        started.append(process.pid)
         if running is not None:
             running.add(process)
         try:
