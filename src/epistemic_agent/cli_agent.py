@@ -154,8 +154,9 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     # the policy first: a broken one stops the run before anything happens
     named = chosen_policy(args)
     policy = named or workspace_policy(directory.resolve())
+    hiding = _hiding(args)
     provider, _ = provider_from_args(args, spec)
-    settings = Settings(timeout=args.timeout, approval_timeout=waits, **_hiding(args))
+    settings = Settings(timeout=args.timeout, approval_timeout=waits, **hiding)
     check_window(args, provider, settings.min_reason)
     facts = {"model": spec, **header}
     session = Session(directory, settings, facts, policy, policy_implicit=named is None)

@@ -40,6 +40,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--model", help="PROVIDER:MODEL, or replay (default: $EPISTEMIC_MODEL)")
     p.add_argument("--tasks", metavar="NAMES", help="comma-separated task names (default: all)")
+    p.add_argument(
+        "--tasks-dir",
+        metavar="DIR",
+        help="a folder of task folders to use instead of the bundled ones",
+    )
     p.add_argument("--jobs", type=int, default=2, metavar="N", help="tasks at once (default 2)")
     p.add_argument("--max-steps", type=int, default=80, metavar="N", help="per task (default 80)")
     p.add_argument("-o", dest="out", default=DEFAULT_OUT, metavar="DIR", help="output folder")
@@ -74,17 +79,22 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from .benchmark.tasks import TaskError, select
 
     names = [n.strip() for n in args.tasks.split(",") if n.strip()] if args.tasks else None
+    root = _tasks_dir(args.tasks_dir)
     try:
-        tasks = select(names)
+        tasks = select(names, root)
     except TaskError as error:
         raise UsageError(str(error)) from None
+    if not tasks:
+        raise UsageError(f"no task in {root}: a task is a folder with a task.md")
     if args.list:
         for task in tasks:
             print(f"{task.name:<24} {task.prompt.splitlines()[0][:90]}")
         return 0
     if args.explain_oracle and not args.check_oracles:
-        raise UsageError("--explain-oracle goes with --check-oracles: an agent's run is never "
-                         "judged by an oracle that explains itself")
+        raise UsageError(
+            "--explain-oracle goes with --check-oracles: an agent's run is never "
+            "judged by an oracle that explains itself"
+        )
     if args.jobs < 1 or args.max_steps < 1:
         raise UsageError("--jobs and --max-steps must be at least 1")
     hide = _hide(args.hide)
@@ -95,7 +105,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from .cli_check import check
 
         steps = max(args.max_steps, 120)
-        config = BenchConfig("replay", out, steps, args.jobs, True, (), hide, None, args.explain_oracle)
+        config = BenchConfig(
+            "replay", out, steps, args.jobs, True, (), hide, None, args.explain_oracle
+        )
         return check(tasks, config, args.json)
     model = args.model or os.environ.get("EPISTEMIC_MODEL")
     if not model:
@@ -124,6 +136,17 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         _table(rows)
         print(f"results: {out / 'results.json'}; journals: {out}/*/workspace/.epistemic")
     return 0 if all(row.get("passed") for row in rows) else 1
+
+
+def _tasks_dir(given: str | None) -> Path:
+    from .benchmark import TASKS_DIR
+
+    if given is None:
+        return TASKS_DIR
+    root = Path(given).resolve()
+    if not root.is_dir():
+        raise UsageError(f"--tasks-dir {given}: not a folder")
+    return root
 
 
 def _hide(paths: list[str]) -> tuple[str, ...]:

@@ -30,8 +30,10 @@ def check(tasks: list[Task], config: BenchConfig, as_json: bool) -> int:
         print(json.dumps({"plays": rows, "ok": ok}, indent=1))
     else:
         _table(rows)
-        print(f"{sum(bool(r.get('ok')) for r in rows)} of {len(rows)} as labelled; "
-              f"details: {config.out / CHECK_NAME}")
+        print(
+            f"{sum(bool(r.get('ok')) for r in rows)} of {len(rows)} as labelled; "
+            f"details: {config.out / CHECK_NAME}"
+        )
     return 0 if ok else 1
 
 

@@ -133,11 +133,14 @@ def out_siblings(out: Path, workspace: Path) -> list[Path]:
     return hidden
 
 
-def plan(out: Path, workspace: Path, private: Path, extra: tuple[str, ...] = ()) -> Hiding:
-    """What one run's agent must not see: see the module docstring."""
+def plan(
+    out: Path, workspace: Path, private: Path, extra: tuple[str, ...] = (), root: Path = TASKS_DIR
+) -> Hiding:
+    """What one run's agent must not see (module docstring); `root` is the folder of tasks in
+    use, shown as the decoy like every other copy."""
     decoy = private / "decoy"
-    make_decoy(TASKS_DIR, decoy)
-    copies = task_copies()
+    make_decoy(root, decoy)
+    copies = list(dict.fromkeys([root.resolve(), *task_copies()]))
     decoys = tuple((str(copy), str(decoy)) for copy in copies)
     hidden = [private, *git_folders(copies), *out_siblings(out, workspace)]
     hidden += [Path(path) for path in extra]

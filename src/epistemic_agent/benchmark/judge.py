@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from ..structs import struct
-from .tasks import Task
+from .tasks import Pristine, Task
 
 ORACLE_TIMEOUT = 900.0  # hang protection only: each run of the agent's code has its budget
 JUDGELIB = Path(__file__).resolve().parent / "judgelib.py"
@@ -68,6 +68,7 @@ def judge(
     hidden: tuple[str, ...] = (),
     speed: float | None = None,
     explain: bool = False,
+    pristine: Pristine | None = None,
 ) -> Verdict:
     """Copy the oracle in, run it on the finished workspace, read its verdict."""
     from .tasks import TaskError, prepare_workspace
@@ -75,7 +76,10 @@ def judge(
     folder = private.root / "judge"
     try:
         _lay_out(task, folder)
-        prepare_workspace(task, folder / "pristine", private.root / "tmp")
+        if pristine is not None:
+            pristine.copy(task, folder / "pristine")
+        else:
+            prepare_workspace(task, folder / "pristine", private.root / "tmp")
     except (OSError, TaskError) as error:
         return Verdict(False, f"oracle error: cannot set up the judge: {error}", str(error))
     env = oracle_env(private, (str(private.root), *hidden), speed, explain)
@@ -122,12 +126,21 @@ def oracle_env(
         "EPISTEMIC_JUDGE_LAUNCHER": json.dumps(launcher_argv()),
         "EPISTEMIC_JUDGE_HIDE": json.dumps(list(hidden)),
         "EPISTEMIC_JUDGE_SCRATCH": str(private.scratch),
+        "EPISTEMIC_JUDGE_PYTHON3": python3(),
     }
     if speed is not None:
         env["EPISTEMIC_JUDGE_SPEED"] = f"{speed:.3f}"
     if explain:
         env["EPISTEMIC_EXPLAIN_ORACLE"] = "1"
     return env
+
+
+@cache
+def python3() -> str:
+    """The real interpreter behind `python3` on PATH (judgelib.python3), asked once."""
+    from . import judgelib
+
+    return judgelib.python3()
 
 
 def launcher_argv() -> list[str]:
@@ -138,7 +151,7 @@ def launcher_argv() -> list[str]:
         f"import sys; sys.path.insert(0, {package_root!r}); "
         "from epistemic_agent.benchmark.launcher import main; main()"
     )
-    return [sys.executable, "-I", "-B", "-c", source]
+    return [sys.executable, "-I", "-S", "-B", "-c", source]
 
 
 def verdict_of(code: int, stdout: str, stderr: str) -> Verdict:
@@ -163,8 +176,7 @@ def measure_speed() -> float:
     try:
         env = oracle_env(private, (str(private.root),), None, False)
         code = (
-            "import sys; sys.path.insert(0, sys.argv[1]); import judgelib; "
-            "print(judgelib.speed())"
+            "import sys; sys.path.insert(0, sys.argv[1]); import judgelib; print(judgelib.speed())"
         )
         done = subprocess.run(
             [sys.executable, "-I", "-B", "-c", code, str(JUDGELIB.parent)],

@@ -39,8 +39,8 @@ DATA = HERE / "oracle-data"
 PRISTINE = HERE / "pristine"  # the task's workspace as `prepare` leaves it, never touched
 EXPLAIN = os.environ.get("EPISTEMIC_EXPLAIN_ORACLE") == "1"
 #: Seconds the calibration workload takes on the reference machine the budgets are stated for.
-REFERENCE_SECONDS = 0.25
-CALIBRATION = "n = 0\nfor i in range(1_000_000):\n    n += i * i % 7\nprint(n)\n"
+REFERENCE_SECONDS = 0.12
+CALIBRATION = "n = 0\nfor i in range(400_000):\n    n += i * i % 7\nprint(n)\n"
 #: What a scratch copy of the workspace leaves out: the record, caches, the repository's own
 #: git folder only where a task says so (see `copy_workspace`).
 RECORD = (".epistemic", "RATIONALE.md", "__pycache__")
@@ -157,11 +157,11 @@ def speed() -> float:
 
 
 def calibrate() -> float:
-    """Seconds the fixed workload takes here, through the launcher (best of three)."""
+    """Seconds the fixed workload takes here, through the launcher (best of two)."""
     best = float("inf")
     with scratch() as folder:
         (folder / "calibrate.py").write_text(CALIBRATION, encoding="utf-8")
-        for _ in range(3):
+        for _ in range(2):
             ran = run_code([python3(), "-S", "calibrate.py"], folder, 60.0)
             if ran.exit != 0:
                 raise OracleError(f"the calibration run failed: {ran.tail()}")
@@ -245,6 +245,8 @@ def python3() -> str:
     """The `python3` the agent's commands get from PATH, as the real interpreter (a version
     manager's shim costs a few hundred milliseconds a start: asked once)."""
     global _python3
+    if _python3 is None and os.environ.get("EPISTEMIC_JUDGE_PYTHON3"):
+        _python3 = os.environ["EPISTEMIC_JUDGE_PYTHON3"]  # resolved once by the runner
     if _python3 is None:
         found = shutil.which("python3") or "python3"
         _python3 = found
@@ -386,12 +388,11 @@ def _read_status(fd: int, wait: float) -> list[str]:
 
 
 def _kill(pid: int) -> None:
+    import contextlib
     import signal
 
-    try:
+    with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 # -- running unittest suites -----------------------------------------------------------------
@@ -399,7 +400,7 @@ def _kill(pid: int) -> None:
 #: Run as a file in the copy: discovers like `python3 -m unittest` (or loads one module), and
 #: prints one line per test outcome, then a last line, after a marker the tests cannot know
 #: in advance (they could still print a fake one: outcomes are cross-checked by the oracle).
-UNITTEST_HARNESS = r'''
+UNITTEST_HARNESS = r"""
 import json, sys, unittest
 marker, names, failfast = sys.argv[1], sys.argv[2:], False
 if names and names[0] == "--failfast":
@@ -428,7 +429,7 @@ result.failfast = failfast
 suite.run(result)
 sys.stdout.flush()
 print("\n" + marker + json.dumps(result.seen), flush=True)
-'''
+"""
 
 
 class Suite:
@@ -498,7 +499,7 @@ def run_unittest(
 
 #: Lists a repository's state with plumbing only, its own hooks and fsmonitor switched off
 #: (the agent may have configured anything: it runs confined, through the launcher, anyway).
-REPO_STATE = r'''
+REPO_STATE = r"""
 g() { git -c core.fsmonitor=false -c core.hooksPath=/dev/null -c core.untrackedCache=false "$@"; }
 echo "== HEAD"; g symbolic-ref -q HEAD || g rev-parse -q --verify HEAD || echo "(none)"
 echo "== refs"; g for-each-ref --format='%(refname) %(objectname)'
@@ -510,7 +511,7 @@ for name in shallow info/grafts objects/info/alternates; do
     [ -e "$(g rev-parse --git-path "$name")" ] && echo "$name"
 done
 echo "== end"
-'''
+"""
 GIT_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "GIT_OPTIONAL_LOCKS": "0"}
 
 

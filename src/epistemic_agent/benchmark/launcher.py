@@ -22,6 +22,7 @@ The status pipe gets JSON lines: `{"supervisor": PID}` first (so the oracle can 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -42,7 +43,7 @@ def main() -> None:
         spec = json.loads(handle.read())
     status = os.fdopen(status_fd, "w", buffering=1)
     try:
-        platform, confinement = _confinement(spec)
+        confinement = _confinement(spec)
         pid_namespace = _new_pid_namespace(confinement)
     except Exception as error:  # the oracle reads this as an oracle error, never a verdict
         _report(status, {"error": f"the launcher cannot start: {error}"})
@@ -64,11 +65,11 @@ def _report(status: Any, data: dict[str, Any]) -> None:
     status.write(json.dumps(data) + "\n")
 
 
-def _confinement(spec: dict[str, Any]) -> tuple[Any, Confinement | None]:
+def _confinement(spec: dict[str, Any]) -> Confinement | None:
     """The confinement of a mutating act in the scratch copy, hiding `hide`; None when the
     spec asks for none. Detected here, while this process is single-threaded."""
     if not spec.get("confine"):
-        return None, None
+        return None
     from ..confine import Confinement
     from ..confine_platform import detect
 
@@ -79,7 +80,7 @@ def _confinement(spec: dict[str, Any]) -> tuple[Any, Confinement | None]:
     confinement = Confinement(
         platform, Path(spec["cwd"]), Path(spec["tmp"]), record, (), grants, tuple(hide[1:])
     )
-    return platform, confinement
+    return confinement
 
 
 def _new_pid_namespace(confinement: Confinement | None) -> bool:
@@ -114,10 +115,8 @@ def _supervise(
     code, sig, timed_out = _wait(child, float(spec["timeout"]))
     seconds = round(time.monotonic() - started, 3)
     if not pid_namespace:  # in a PID namespace, this process's exit kills every other one
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(child, signal.SIGKILL)
-        except OSError:
-            pass
     return {
         "exit": code,
         "signal": sig,
@@ -193,10 +192,8 @@ def _wait(child: int, timeout: float) -> tuple[int | None, int | None, bool]:
             if not timed_out and time.monotonic() > deadline:
                 timed_out = True
                 for target in (-child, child):
-                    try:
+                    with contextlib.suppress(OSError):
                         os.kill(target, signal.SIGKILL)
-                    except OSError:
-                        pass
             time.sleep(0.005)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..structs import struct
 from .judge import Private, judge, measure_speed
-from .tasks import Task, TaskError, prepare_workspace
+from .tasks import Pristine, Task, TaskError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ def run_task(
     running: Running | None = None,
     play: Play | None = None,
     speed: float | None = None,
+    pristine: Pristine | None = None,
 ) -> dict[str, Any]:
     """Run one task (or one scripted session of it) from scratch and save its result."""
     folder = config.out / task.name / (play.label if play else "")
@@ -96,18 +97,26 @@ def run_task(
     if play is not None:
         row.update(kind=play.kind, session=play.script.stem, expect=play.expect)
     private = Private()
+    own = pristine is None
+    pristine = pristine or Pristine()
     try:
         try:
-            prepare_workspace(task, workspace, private.root / "tmp")
+            pristine.copy(task, workspace)
         except (TaskError, OSError) as error:
             row.update(passed=False, verdict=f"not run: {error}", complete=False)
             return _save(folder, row)
         model = config.model if play is None else f"replay:{play.script}"
-        row.update(_session(task, config, model, workspace, folder, private, running))
+        extra = (*config.hide, str(pristine.root))
+        row.update(_session(task, config, model, workspace, folder, private, running, extra))
         hides = _judge_hides(row)
-        verdict = judge(task, workspace, private, hides, speed or config.speed, config.explain)
+        speed = speed or config.speed
+        judging = time.monotonic()
+        verdict = judge(task, workspace, private, hides, speed, config.explain, pristine)
+        row["oracle_time"] = round(time.monotonic() - judging, 2)
     finally:
         private.remove()
+        if own:
+            pristine.remove()
     row.update(passed=verdict.passed, verdict=verdict.line)
     if verdict.error is not None:
         row["oracle_error"] = verdict.error
@@ -131,6 +140,7 @@ def _session(
     folder: Path,
     private: Private,
     running: Running | None,
+    extra: tuple[str, ...],
 ) -> dict[str, Any]:
     """The agent's session, hidden from the benchmark's files and watched: exit code, what it
     opened, and whether the hiding held."""
@@ -140,7 +150,7 @@ def _session(
     spec = model_for(task, model)
     if spec.startswith("replay:"):  # the session reads its script from a private copy
         spec = "replay:" + str(private.session_copy(Path(spec.removeprefix("replay:"))))
-    hiding = plan(config.out, workspace, private.root, config.hide)
+    hiding = plan(config.out, workspace, private.root, extra, task.folder.parent)
     trees = {f"tasks/{task.name}": (task.folder, False), "tasks": (private.root / "decoy", True)}
     watch = Watch(trees)
     unavailable = watch.start()
@@ -289,11 +299,12 @@ def run_many(
         (config.out / task.name / (play.label if play else "")).mkdir(parents=True, exist_ok=True)
     speed = config.speed if config.speed is not None or not items else measure_speed()
     running = Running()
+    pristine = Pristine()
     rows: list[dict[str, Any] | None] = [None] * len(items)
 
     def one(index: int) -> None:
         task, play = items[index]
-        rows[index] = row = run_task(task, config, running, play, speed)
+        rows[index] = row = run_task(task, config, running, play, speed, pristine)
         on_done(row)
 
     pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
@@ -304,8 +315,10 @@ def run_many(
         pool.shutdown(wait=False, cancel_futures=True)
         running.interrupt()
         pool.shutdown(wait=True)
+        pristine.remove()
         raise
     pool.shutdown()
+    pristine.remove()
     return [row for row in rows if row is not None]
 
 

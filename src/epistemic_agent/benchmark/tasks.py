@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from ..structs import struct
@@ -110,6 +111,41 @@ def prepare_workspace(task: Task, workspace: Path, private: Path | None = None) 
         done = _run([sys.executable, "-B", str(copy)], workspace, PREPARE_TIMEOUT)
     if done.returncode != 0:
         raise TaskError(f"{task.name}: prepare failed: {_tail(done)}")
+
+
+class Pristine:
+    """Each task's workspace as `prepare` leaves it, built once per run in a private folder
+    (`root`, hidden from every agent) and copied from there: into each fresh workspace, and
+    into each judge's folder as the truth to compare with."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.root = Path(tempfile.mkdtemp(prefix="epistemic-pristine-"))
+        self._lock = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._built: dict[str, Path] = {}
+
+    def copy(self, task: Task, target: Path) -> None:
+        """A fresh copy of the task's prepared workspace at `target` (TaskError: prepare
+        failed)."""
+        source = self._build(task)
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(source, target, symlinks=True)
+
+    def _build(self, task: Task) -> Path:
+        with self._lock:
+            lock = self._locks.setdefault(task.name, threading.Lock())
+        with lock:
+            if task.name not in self._built:
+                folder = self.root / task.name
+                prepare_workspace(task, folder / "workspace", folder)
+                self._built[task.name] = folder / "workspace"
+            return self._built[task.name]
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def run_oracle(task: Task, workspace: Path, explain: bool = False) -> tuple[bool, str]:
