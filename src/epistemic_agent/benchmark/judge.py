@@ -27,7 +27,9 @@ from ..structs import struct
 from .tasks import Pristine, Task
 
 ORACLE_TIMEOUT = 900.0  # hang protection only: each run of the agent's code has its budget
-JUDGELIB = Path(__file__).resolve().parent / "judgelib.py"
+HERE = Path(__file__).resolve().parent
+JUDGELIB = HERE / "judgelib.py"
+JUDGE_FILES = ("judgelib.py", "judgerun.py", "judgesuites.py")  # stdlib only, beside the oracle
 
 
 @struct
@@ -109,7 +111,8 @@ def _lay_out(task: Task, folder: Path) -> None:
     data = task.folder / "oracle-data"
     if data.is_dir():
         shutil.copytree(data, folder / "oracle-data", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copyfile(JUDGELIB, folder / "judgelib.py")
+    for name in JUDGE_FILES:
+        shutil.copyfile(HERE / name, folder / name)
 
 
 def oracle_env(

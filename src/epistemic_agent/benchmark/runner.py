@@ -8,12 +8,11 @@ model) is not run again, so an interrupted run resumes where it stopped.
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 from pathlib import Path
 
 from ..structs import struct
+from .agent import last_line, session
 from .judge import Private, judge, measure_speed
 from .tasks import Pristine, Task, TaskError
 
@@ -24,7 +23,6 @@ if TYPE_CHECKING:
 
 RESULT_NAME = "result.json"
 RESULTS_NAME = "results.json"
-RUN_TIMEOUT = 3600.0
 #: `epistemic run` exit statuses that mean the agent's run went to its end (finished, max
 #: steps, too many rejections); anything else (usage, provider error, interrupted, killed) is
 #: not a result: the task runs again next time.
@@ -57,11 +55,6 @@ class Play:
     @property
     def label(self) -> str:
         return f"{self.kind}-{self.script.stem}"
-
-
-def model_for(task: Task, model: str) -> str:
-    """The `--model` for one task: `replay` means the task's own reference session."""
-    return f"replay:{task.reference}" if model == "replay" else model
 
 
 def finished(task: Task, config: BenchConfig) -> dict[str, Any] | None:
@@ -107,8 +100,8 @@ def run_task(
             return _save(folder, row)
         model = config.model if play is None else f"replay:{play.script}"
         extra = (*config.hide, str(pristine.root))
-        row.update(_session(task, config, model, workspace, folder, private, running, extra))
-        hides = _judge_hides(row)
+        row.update(session(task, config, model, workspace, folder, private, running, extra))
+        hides = tuple(row.pop("judge_hides", ()))
         speed = speed or config.speed
         judging = time.monotonic()
         verdict = judge(task, workspace, private, hides, speed, config.explain, pristine)
@@ -125,112 +118,11 @@ def run_task(
     if row.get("peeked"):
         row.update(passed=False, verdict=f"FAIL: the agent opened {row['peeked']}")
     if code not in ENDED:
-        verdict_line = f"not finished: `epistemic run` exited {code}: {_last_line(folder)}"
+        verdict_line = f"not finished: `epistemic run` exited {code}: {last_line(folder)}"
         row.update(passed=False, verdict=verdict_line)
     row["wall_time"] = round(time.monotonic() - started, 2)
     row["complete"] = code in ENDED and verdict.error is None
     return _save(folder, row)
-
-
-def _session(
-    task: Task,
-    config: BenchConfig,
-    model: str,
-    workspace: Path,
-    folder: Path,
-    private: Private,
-    running: Running | None,
-    extra: tuple[str, ...],
-) -> dict[str, Any]:
-    """The agent's session, hidden from the benchmark's files and watched: exit code, what it
-    opened, and whether the hiding held."""
-    from .hiding import plan
-    from .peek import Watch, describe
-
-    spec = model_for(task, model)
-    if spec.startswith("replay:"):  # the session reads its script from a private copy
-        spec = "replay:" + str(private.session_copy(Path(spec.removeprefix("replay:"))))
-    hiding = plan(config.out, workspace, private.root, extra, task.folder.parent)
-    trees = {f"tasks/{task.name}": (task.folder, False), "tasks": (private.root / "decoy", True)}
-    watch = Watch(trees)
-    unavailable = watch.start()
-    session: list[int] = []
-    try:
-        code = _run_agent(spec, task, config, workspace, folder, running, hiding.argv(), session)
-    finally:
-        hidden = _hidden_held(workspace)
-        peeks = watch.finish(session[0] if session else None, confined=hidden)
-    found: dict[str, Any] = {
-        "exit_code": code,
-        "hidden": hidden,
-        "peek_detection": "fanotify" if unavailable is None else f"unavailable: {unavailable}",
-        "judge_hides": [*hiding.hidden, *(folder for folder, _ in hiding.decoys)],
-    }
-    if peeks:
-        found["peeked"] = describe(peeks)
-        found["peeks"] = [peek.to_json() for peek in peeks[:50]]
-    return found
-
-
-def _judge_hides(row: dict[str, Any]) -> tuple[str, ...]:
-    return tuple(row.pop("judge_hides", ()))
-
-
-def _hidden_held(workspace: Path) -> bool:
-    """Whether the session's acts could not see hidden paths (its header says the record was
-    private: the same mechanism hides the rest)."""
-    try:
-        with (workspace / ".epistemic" / "journal.jsonl").open(encoding="utf-8") as handle:
-            header = json.loads(handle.readline())
-    except (OSError, ValueError):
-        return False
-    held = (header.get("confinement") or {}).get("held") or []
-    return "record-private" in held
-
-
-def _last_line(folder: Path) -> str:
-    try:
-        lines = (folder / "stderr.txt").read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    return lines[-1][:300] if lines else ""
-
-
-def _run_agent(
-    spec: str,
-    task: Task,
-    config: BenchConfig,
-    workspace: Path,
-    folder: Path,
-    running: Running | None,
-    hiding: list[str],
-    started: list[int],
-) -> int:
-    """`epistemic run` on the task, its JSON events kept in events.jsonl."""
-    import subprocess
-
-    argv = [sys.executable, "-m", "epistemic_agent.cli", "run", "--model", spec]
-    argv += ["-C", str(workspace), "--max-steps", str(config.max_steps), "--json"]
-    argv += [*hiding, *config.extra_args, task.prompt]
-    # git in a task's workspace must not find a repository around the output folder
-    env = {**os.environ, "NO_COLOR": "1", "GIT_CEILING_DIRECTORIES": str(config.out)}
-    env.pop("EPISTEMIC_EXPLAIN_ORACLE", None)
-    with (folder / "events.jsonl").open("wb") as out, (folder / "stderr.txt").open("wb") as err:
-        process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, start_new_session=True
-        )
-        started.append(process.pid)
-        if running is not None:
-            running.add(process)
-        try:
-            return process.wait(timeout=RUN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            return 124
-        finally:
-            if running is not None:
-                running.discard(process)
 
 
 def _numbers(workspace: Path) -> dict[str, Any]:
