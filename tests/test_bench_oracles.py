@@ -180,3 +180,24 @@ def test_only_a_suite_of_plain_successes_passes(launching: Any, name: str) -> No
     assert suite.passed is passes, (name, suite.outcomes, suite.ran.tail())
     if not passes:
         assert suite.describe()
+
+
+@pytest.mark.parametrize("name", ["judgelib.py", "judgesuites.py"])
+def test_the_judge_files_import_the_same_names_beside_an_oracle_as_in_the_package(
+    name: str,
+) -> None:
+    import ast
+
+    tree = ast.parse((Path(judgelib.__file__).parent / name).read_text())
+    blocks = [node for node in tree.body if isinstance(node, ast.Try)]
+    assert blocks
+    for block in blocks:
+
+        def bound(body: list[ast.stmt]) -> set[str]:
+            names = set()
+            for node in body:
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    names |= {alias.asname or alias.name for alias in node.names}
+            return names
+
+        assert bound(block.body) == bound(block.handlers[0].body)

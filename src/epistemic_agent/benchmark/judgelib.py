@@ -37,6 +37,7 @@ try:  # imported from the package (the runner), or beside an oracle in the judge
         code_env,
         copy_workspace,
         python3,
+        regular_text,
         run_code,
         scratch,
         scratch_root,
@@ -52,6 +53,7 @@ except ImportError:
         code_env,
         copy_workspace,
         python3,
+        regular_text,
         run_code,
         scratch,
         scratch_root,
@@ -83,6 +85,7 @@ __all__ = [
     "main",
     "python3",
     "read_json",
+    "regular_text",
     "repository_state",
     "run_code",
     "run_unittest",
@@ -100,6 +103,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "oracle-data"
 PRISTINE = HERE / "pristine"  # the task's workspace as `prepare` leaves it, never touched
 EXPLAIN = os.environ.get("EPISTEMIC_EXPLAIN_ORACLE") == "1"
+DELIVERABLE_LIMIT = 64_000_000  # bytes: no deliverable of any task comes near
 #: Seconds the calibration workload takes on the reference machine the budgets are stated for.
 REFERENCE_SECONDS = 0.12
 CALIBRATION = "n = 0\nfor i in range(400_000):\n    n += i * i % 7\nprint(n)\n"
@@ -148,6 +152,8 @@ def deliverable(workspace: Path, name: str) -> Path:
         fail(f"{name} is a symbolic link, not a file")
     if not path.is_file():
         fail(f"{name} does not exist")
+    if path.stat().st_size > DELIVERABLE_LIMIT:
+        fail(f"{name} is far too large")
     return path
 
 

@@ -25,6 +25,8 @@ from typing import Any
 #: What a scratch copy of the workspace leaves out: the record and caches.
 RECORD = (".epistemic", "RATIONALE.md", "__pycache__")
 MARGIN = 30.0  # seconds the oracle waits past a budget before it kills the supervisor
+OUTPUT_LIMIT = 16_000_000  # bytes of each of the code's streams the oracle reads
+FILE_LIMIT = 1 << 30  # the largest file the code may write (RLIMIT_FSIZE), its output included
 
 
 class OracleError(Exception):
@@ -89,16 +91,36 @@ def scratch() -> Iterator[Path]:
 
 
 def copy_workspace(workspace: Path, into: Path, skip: Sequence[str] = ()) -> Path:
-    """A copy of the finished workspace (links kept as links), without the record."""
+    """A copy of the finished workspace (links kept as links), without the record and without
+    special files (a named pipe would hang the copy)."""
     target = into / "work"
     ignored = {*RECORD, *skip}
-    shutil.copytree(
-        workspace,
-        target,
-        symlinks=True,
-        ignore=lambda _folder, names: [name for name in names if name in ignored],
-    )
+
+    def leave_out(folder: str, names: list[str]) -> list[str]:
+        return [name for name in names if name in ignored or special(Path(folder, name))]
+
+    shutil.copytree(workspace, target, symlinks=True, ignore=leave_out)
     return target
+
+
+def special(path: Path) -> bool:
+    """Neither a folder, a regular file nor a symlink: a pipe, a socket, a device."""
+    import stat
+
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return True
+    return not (stat.S_ISDIR(mode) or stat.S_ISREG(mode) or stat.S_ISLNK(mode))
+
+
+def regular_text(path: Path, limit: int = 4_000_000) -> str | None:
+    """The text of a regular file that is not a link and not too large; None otherwise."""
+    if path.is_symlink() or special(path) or not path.is_file():
+        return None
+    if path.stat().st_size > limit:
+        return None
+    return path.read_text(encoding="utf-8", errors="surrogateescape")
 
 
 def python3() -> str:
@@ -174,7 +196,7 @@ def run_code(
                 "stdin": feed.fileno(),
                 "stdout": out.fileno(),
                 "stderr": err.fileno(),
-                "fsize": fsize,
+                "fsize": FILE_LIMIT if fsize is None else fsize,
                 "writable": [str(path) for path in writable],
                 "confine": True,
                 "hide": json.loads(os.environ.get("EPISTEMIC_JUDGE_HIDE") or "[]"),
@@ -182,7 +204,7 @@ def run_code(
             status = _launch(spec, (feed.fileno(), out.fileno(), err.fileno()), timeout)
         out.seek(0)
         err.seek(0)
-        ran = Ran(status, out.read(), err.read())
+        ran = Ran(status, out.read(OUTPUT_LIMIT), err.read(OUTPUT_LIMIT))
     shutil.rmtree(home, ignore_errors=True)
     return ran
 

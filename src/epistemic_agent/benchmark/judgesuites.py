@@ -11,10 +11,16 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from .judgerun import Ran, python3, run_code, scratch
+    from .judgerun import Ran, python3, run_code, scratch, special
     from .judgerun import sha256_of as _sha256
 except ImportError:  # beside an oracle, in the judge's folder
-    from judgerun import Ran, python3, run_code, scratch  # type: ignore[no-redef,import-not-found]
+    from judgerun import (  # type: ignore[no-redef,import-not-found]
+        Ran,
+        python3,
+        run_code,
+        scratch,
+        special,
+    )
     from judgerun import sha256_of as _sha256  # type: ignore[no-redef]
 
 
@@ -30,6 +36,8 @@ def tree(folder: Path, skip: Sequence[str] = ()) -> dict[str, tuple[str, str]]:
                 found[rel] = ("link", os.readlink(path))
             elif path.is_dir():
                 found[rel] = ("dir", "")
+            elif special(path):
+                found[rel] = ("special", "")
             else:
                 mode = "x" if os.access(path, os.X_OK) else "-"
                 found[rel] = (f"file{mode}", _sha256(path))
@@ -159,7 +167,12 @@ def repository_state(repo: Path, timeout: float) -> dict[str, Any]:
     in a scratch copy through the launcher (so nothing the agent configured runs here)."""
     with scratch() as folder:
         copy = folder / "repo"
-        shutil.copytree(repo, copy, symlinks=True)
+        shutil.copytree(
+            repo,
+            copy,
+            symlinks=True,
+            ignore=lambda folder, names: [n for n in names if special(Path(folder, n))],
+        )
         ran = run_code(["sh", "-c", REPO_STATE], copy, timeout, env=GIT_ENV)
         if not ran.ok or "== end" not in ran.stdout:
             return {"unreadable": ran.tail()}
