@@ -395,6 +395,25 @@ def test_the_code_under_test_runs_apart_from_its_judge(launcher_env: Private) ->
         assert seen["pids"] == [1, 2] and seen["parent"] == 1  # alone in its PID namespace
 
 
+def test_the_code_cannot_see_the_other_runs_scratch_folders(
+    launcher_env: Private, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    mine, other = shared / "mine", shared / "other"
+    for folder in (mine, other):
+        folder.mkdir(parents=True)
+    (other / "answers").write_text(SECRET)
+    monkeypatch.setenv("EPISTEMIC_JUDGE_SCRATCH", str(mine))
+    monkeypatch.setenv("EPISTEMIC_JUDGE_SHARED", str(shared))
+    with judgelib.scratch() as folder:
+        (folder / "work").mkdir()
+        ran = judgelib.run_code(
+            ["sh", "-c", f"ls {shared}; cat {other}/answers"], folder / "work", 10
+        )
+    assert SECRET not in ran.stdout and "No such file" in ran.stderr
+    assert "mine" in ran.stdout  # its own scratch folder is still there
+
+
 def test_the_launcher_reports_time_outs_signals_and_file_size_limits(launcher_env: Private) -> None:
     with judgelib.scratch() as folder:
         (folder / "work").mkdir()

@@ -106,6 +106,24 @@ def test_the_reference_sessions_pass_cleanly_hidden_and_unflagged(
             assert "peeked" not in row, row["peeked"]
 
 
+def test_each_agent_is_hidden_from_every_judge_and_scratch_folder_of_the_batch(
+    checked: tuple[Path, dict[str, Any], int],
+) -> None:
+    import re
+
+    _, results, _ = checked
+    for row in results["plays"]:
+        header = load(Path(row["workspace"])).header
+        hidden = header["confinement"]["hidden"]
+        judges = [h for h in hidden if re.search(r"/epistemic-bench-(?!scratch-)[^/]+$", h)]
+        scratch = [h for h in hidden if re.search(r"/epistemic-bench-scratch-[^/]+$", h)]
+        assert len(judges) == 1 and len(scratch) == 1
+        assert header["model"].startswith(f"replay:{judges[0]}/")  # its script's private copy
+        assert any(
+            folder.endswith("/benchmark/tasks") for folder in header["confinement"]["decoys"]
+        )
+
+
 def test_per_task_journals_are_kept_for_stats_and_diff(
     checked: tuple[Path, dict[str, Any], int],
 ) -> None:

@@ -44,11 +44,15 @@ class Verdict:
 
 class Private:
     """A task run's private folders: `root` (hidden from the agent's acts and, later, from the
-    code the oracle runs) and `scratch` (where the oracle's runs of the agent's code go)."""
+    code the oracle runs) and `scratch` (where the oracle's runs of the agent's code go). In a
+    batch both lie in the batch's own folders (`Batch`), which every agent of the batch is
+    hidden from, whenever their contents are made."""
 
-    def __init__(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="epistemic-judge-"))
-        self.scratch = Path(tempfile.mkdtemp(prefix="epistemic-scratch-"))
+    def __init__(self, within: Batch | None = None) -> None:
+        judges, scratch = (within.judges, within.scratch) if within else (None, None)
+        self.shared = scratch  # the batch's scratch folder, shared with other runs
+        self.root = Path(tempfile.mkdtemp(prefix="epistemic-judge-", dir=judges))
+        self.scratch = Path(tempfile.mkdtemp(prefix="epistemic-scratch-", dir=scratch))
         for name in ("session", "judge", "tmp", "home"):
             (self.root / name).mkdir()
 
@@ -60,6 +64,26 @@ class Private:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+class Batch:
+    """The folders of one batch of task runs, made before any agent starts: `judges` (every
+    run's private folder, and each task's pristine build) and `scratch` (the oracles' runs of
+    the agent's code). Every agent is hidden from both; the code an oracle runs from `judges`
+    and from the other runs' scratch folders."""
+
+    def __init__(self) -> None:
+        self.judges = Path(tempfile.mkdtemp(prefix="epistemic-bench-"))
+        self.scratch = Path(tempfile.mkdtemp(prefix="epistemic-bench-scratch-"))
+        self.pristine = Pristine(self.judges)
+
+    @property
+    def hidden(self) -> tuple[str, ...]:
+        return (str(self.judges), str(self.scratch))
+
+    def remove(self) -> None:
+        shutil.rmtree(self.judges, ignore_errors=True)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
@@ -131,6 +155,8 @@ def oracle_env(
         "EPISTEMIC_JUDGE_SCRATCH": str(private.scratch),
         "EPISTEMIC_JUDGE_PYTHON3": python3(),
     }
+    if private.shared is not None:
+        env["EPISTEMIC_JUDGE_SHARED"] = str(private.shared)
     if speed is not None:
         env["EPISTEMIC_JUDGE_SPEED"] = f"{speed:.3f}"
     if explain:

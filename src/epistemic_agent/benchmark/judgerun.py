@@ -73,6 +73,19 @@ class Ran:
         return (last or f"exit {self.exit}")[:200]
 
 
+def others() -> list[str]:
+    """The other runs' scratch folders beside this one's, when the runner shares a folder
+    between them (EPISTEMIC_JUDGE_SCRATCH is then one entry of it): hidden from the code."""
+    root = os.environ.get("EPISTEMIC_JUDGE_SCRATCH")
+    if not root or os.environ.get("EPISTEMIC_JUDGE_SHARED") != str(Path(root).parent):
+        return []
+    mine = Path(root)
+    try:
+        return [str(entry) for entry in mine.parent.iterdir() if entry != mine]
+    except OSError:
+        return []
+
+
 def scratch_root() -> Path:
     """Where scratch copies go: a folder the code may write, apart from the judge's own."""
     root = os.environ.get("EPISTEMIC_JUDGE_SCRATCH") or tempfile.gettempdir()
@@ -199,7 +212,7 @@ def run_code(
                 "fsize": FILE_LIMIT if fsize is None else fsize,
                 "writable": [str(path) for path in writable],
                 "confine": True,
-                "hide": json.loads(os.environ.get("EPISTEMIC_JUDGE_HIDE") or "[]"),
+                "hide": [*json.loads(os.environ.get("EPISTEMIC_JUDGE_HIDE") or "[]"), *others()],
             }
             status = _launch(spec, (feed.fileno(), out.fileno(), err.fileno()), timeout)
         out.seek(0)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ..structs import struct
 from .agent import last_line, session
-from .judge import Private, judge, measure_speed
-from .tasks import Pristine, Task, TaskError
+from .judge import Batch, Private, judge, measure_speed
+from .tasks import Task, TaskError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def run_task(
     running: Running | None = None,
     play: Play | None = None,
     speed: float | None = None,
-    pristine: Pristine | None = None,
+    batch: Batch | None = None,
 ) -> dict[str, Any]:
     """Run one task (or one scripted session of it) from scratch and save its result."""
     folder = config.out / task.name / (play.label if play else "")
@@ -89,9 +89,10 @@ def run_task(
     row: dict[str, Any] = {"task": task.name, "model": config.model, "workspace": str(workspace)}
     if play is not None:
         row.update(kind=play.kind, session=play.script.stem, expect=play.expect)
-    private = Private()
-    own = pristine is None
-    pristine = pristine or Pristine()
+    own = batch is None
+    batch = batch or Batch()
+    private = Private(batch)
+    pristine = batch.pristine
     try:
         try:
             pristine.copy(task, workspace)
@@ -99,9 +100,9 @@ def run_task(
             row.update(passed=False, verdict=f"not run: {error}", complete=False)
             return _save(folder, row)
         model = config.model if play is None else f"replay:{play.script}"
-        extra = (*config.hide, str(pristine.root))
+        extra = (*config.hide, *batch.hidden)
         row.update(session(task, config, model, workspace, folder, private, running, extra))
-        hides = tuple(row.pop("judge_hides", ()))
+        hides = tuple(h for h in row.pop("judge_hides", ()) if h != str(batch.scratch))
         speed = speed or config.speed
         judging = time.monotonic()
         verdict = judge(task, workspace, private, hides, speed, config.explain, pristine)
@@ -109,7 +110,7 @@ def run_task(
     finally:
         private.remove()
         if own:
-            pristine.remove()
+            batch.remove()
     row.update(passed=verdict.passed, verdict=verdict.line)
     if verdict.error is not None:
         row["oracle_error"] = verdict.error
@@ -191,12 +192,12 @@ def run_many(
         (config.out / task.name / (play.label if play else "")).mkdir(parents=True, exist_ok=True)
     speed = config.speed if config.speed is not None or not items else measure_speed()
     running = Running()
-    pristine = Pristine()
+    batch = Batch()
     rows: list[dict[str, Any] | None] = [None] * len(items)
 
     def one(index: int) -> None:
         task, play = items[index]
-        rows[index] = row = run_task(task, config, running, play, speed, pristine)
+        rows[index] = row = run_task(task, config, running, play, speed, batch)
         on_done(row)
 
     pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
@@ -207,10 +208,10 @@ def run_many(
         pool.shutdown(wait=False, cancel_futures=True)
         running.interrupt()
         pool.shutdown(wait=True)
-        pristine.remove()
+        batch.remove()
         raise
     pool.shutdown()
-    pristine.remove()
+    batch.remove()
     return [row for row in rows if row is not None]
 
 

@@ -118,10 +118,10 @@ class Pristine:
     (`root`, hidden from every agent) and copied from there: into each fresh workspace, and
     into each judge's folder as the truth to compare with."""
 
-    def __init__(self) -> None:
+    def __init__(self, within: Path | None = None) -> None:
         import tempfile
 
-        self.root = Path(tempfile.mkdtemp(prefix="epistemic-pristine-"))
+        self.root = Path(tempfile.mkdtemp(prefix="epistemic-pristine-", dir=within))
         self._lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._built: dict[str, Path] = {}
@@ -151,13 +151,17 @@ class Pristine:
 def run_oracle(task: Task, workspace: Path, explain: bool = False) -> tuple[bool, str]:
     """The task's judge on a finished workspace (laid out as `epistemic bench` does): passed,
     and its verdict line (an oracle error never passes)."""
-    from .judge import Private, judge, measure_speed
+    from .hiding import git_folders, task_copies
+    from .judge import Batch, Private, judge, measure_speed
 
-    private = Private()
+    batch = Batch()
     try:
-        verdict = judge(task, workspace, private, speed=measure_speed(), explain=explain)
+        private = Private(batch)
+        copies = [task.folder.parent, *task_copies()]
+        hidden = (str(batch.judges), *map(str, copies), *map(str, git_folders(copies)))
+        verdict = judge(task, workspace, private, hidden, measure_speed(), explain, batch.pristine)
     finally:
-        private.remove()
+        batch.remove()
     return verdict.passed, verdict.line
 
 
