@@ -33,10 +33,12 @@ def register(sub: Any) -> None:
         "bench",
         help="run a model on the benchmark's tasks, judged by their oracles",
         description="Each task runs in a fresh copy of its workspace under -o DIR, up to "
-        "--jobs at a time; then its hidden oracle judges the result. `--model replay` plays "
-        "each task's reference session (no key needed). A rerun with the same -o and model "
-        "skips tasks already finished. Exit 0 when every task passed, 1 otherwise, 2 on "
-        "usage errors.",
+        "--jobs at a time, its agent hidden from the benchmark's files (decoys, watched for "
+        "peeking); then its oracle judges the result. `--model replay` plays each task's "
+        "reference session (no key needed); --check-oracles plays every scripted session "
+        "against its oracle. A rerun with the same -o and model skips tasks already "
+        "finished. Exit 0 when every task passed (every session as labelled), 1 otherwise, "
+        "2 on usage errors.",
     )
     p.add_argument("--model", help="PROVIDER:MODEL, or replay (default: $EPISTEMIC_MODEL)")
     p.add_argument("--tasks", metavar="NAMES", help="comma-separated task names (default: all)")
