@@ -47,12 +47,12 @@ def session(
     trees = {f"tasks/{task.name}": (task.folder, False), "tasks": (private.root / "decoy", True)}
     watch = Watch(trees)
     unavailable = watch.start()
-    session: list[int] = []
+    pids: list[int] = []
     try:
-        code = run_agent(spec, task, config, workspace, folder, running, hiding.argv(), session)
+        code = run_agent(spec, task, config, workspace, folder, running, hiding.argv(), pids)
     finally:
         hidden = hidden_held(workspace)
-        peeks = watch.finish(session[0] if session else None, confined=hidden)
+        peeks = watch.finish(pids[0] if pids else None, confined=hidden)
     found: dict[str, Any] = {
         "exit_code": code,
         "hidden": hidden,
