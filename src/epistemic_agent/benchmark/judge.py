@@ -64,7 +64,16 @@ class Private:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.shared is None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            return
+        # In a batch the empty folder stays until the batch ends: other runs' code is hidden
+        # from it by name, and a name that vanished between listing and hiding would fail them.
+        for entry in list(self.scratch.iterdir()):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
 
 
 class Batch:
