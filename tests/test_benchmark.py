@@ -1,10 +1,12 @@
-"""The benchmark: every task complete, every oracle checked both ways (the reference session
-passes it, each plausible wrong solution fails it), and `epistemic bench` end to end with the
-reference sessions, including resuming an interrupted run."""
+"""The benchmark: every task complete, every oracle checked both ways through the real runner
+(`epistemic bench --check-oracles`: references and alternative solutions pass, wrong solutions
+and gaming sessions fail), quiet verdicts, oracle errors apart from failures, and `epistemic
+bench` end to end: resuming, Ctrl-C, bad input."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,13 +14,13 @@ from typing import Any
 
 import pytest
 
+from epistemic_agent.benchmark.check import plays
+from epistemic_agent.benchmark.judge import verdict_of
 from epistemic_agent.benchmark.runner import BenchConfig, run_all
 from epistemic_agent.benchmark.tasks import (
-    Task,
     TaskError,
     all_tasks,
     check_task,
-    prepare_workspace,
     run_oracle,
     select,
 )
@@ -36,91 +38,134 @@ REQUIRED = {
     "revert-trap",
 }
 TASKS = all_tasks()
-WRONG = [(task, wrong) for task in TASKS for wrong in task.wrong]
 
 
-def play(task: Task, script: Path, workspace: Path) -> subprocess.CompletedProcess[str]:
-    """Prepare a fresh workspace and play a scripted session in it through `epistemic run`."""
-    prepare_workspace(task, workspace)
+def plain_env(**extra: str) -> dict[str, str]:
+    """A bare environment (this tree's import path kept, for running from a checkout)."""
+    env = {"PATH": "/usr/bin:/bin", **extra}
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+def bench(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [
-            EPISTEMIC,
-            "run",
-            "--model",
-            f"replay:{script}",
-            "-C",
-            str(workspace),
-            "--max-steps",
-            "120",
-            "--json",
-            task.prompt,
-        ],
+        [EPISTEMIC, "bench", *args],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         check=False,
-        stdin=subprocess.DEVNULL,
+        env=env,
     )
 
 
 def test_the_benchmark_has_every_task_and_each_is_complete() -> None:
     assert {task.name for task in TASKS} >= REQUIRED
-    problems = [problem for task in TASKS for problem in check_task(task)]
-    assert problems == []
-
-
-@pytest.mark.parametrize(("task", "wrong"), WRONG, ids=[f"{t.name}/{w.stem}" for t, w in WRONG])
-def test_each_wrong_solution_fails_its_oracle(task: Task, wrong: Path, tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
-    done = play(task, wrong, workspace)
-    assert done.returncode in (0, 3, 4), done.stderr  # it ran to its end, however misguided
-    passed, verdict = run_oracle(task, workspace)
-    assert not passed, f"the oracle passed a wrong solution: {verdict}"
+    assert [problem for task in TASKS for problem in check_task(task)] == []
 
 
 @pytest.fixture(scope="module")
-def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], int]:
-    out = tmp_path_factory.mktemp("bench")
-    done = subprocess.run(
-        [EPISTEMIC, "bench", "--model", "replay", "--jobs", "2", "-o", str(out), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
+def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], int]:
+    out = tmp_path_factory.mktemp("check")
+    done = bench("--check-oracles", "--jobs", "2", "-o", str(out), "--json")
+    assert "Traceback" not in done.stderr
     return out, json.loads(done.stdout), done.returncode
 
 
-def test_the_full_benchmark_passes_with_the_reference_sessions(
-    bench_run: tuple[Path, dict[str, Any], int],
+def test_every_session_of_every_task_comes_out_as_labelled(
+    checked: tuple[Path, dict[str, Any], int],
 ) -> None:
-    out, results, code = bench_run
-    rows = {row["task"]: row for row in results["tasks"]}
-    failing = {name: row["verdict"] for name, row in rows.items() if not row["passed"]}
-    assert failing == {} and code == 0
-    assert set(rows) == {task.name for task in TASKS}
-    for row in rows.values():
-        assert row["rejections"] == 0 and row["stop"] == "finished"
+    out, results, code = checked
+    rows = results["plays"]
+    wrong = [(r["task"], r["session"], r["verdict"]) for r in rows if not r["ok"]]
+    assert wrong == [] and results["ok"] is True and code == 0
+    played = {(r["task"], r["kind"], r["session"]) for r in rows}
+    assert played == {(t.name, p.kind, p.script.stem) for t in TASKS for p in plays(t)}
+    for task in TASKS:
+        kinds = [r["kind"] for r in rows if r["task"] == task.name]
+        assert kinds.count("reference") == 1 and kinds.count("alternative") >= 2
+        assert kinds.count("wrong") >= 1 and kinds.count("gaming") >= 1
+    for row in rows:  # judged by the oracle itself (an oracle error is never as labelled)
+        assert row["verdict"].startswith("PASS" if row["expect"] == "pass" else "FAIL")
+        assert "oracle_error" not in row and row["complete"] is True
+    assert json.loads((out / "check-oracles.json").read_text())["ok"] is True
+
+
+def test_the_reference_sessions_pass_cleanly_hidden_and_unflagged(
+    checked: tuple[Path, dict[str, Any], int],
+) -> None:
+    _, results, _ = checked
+    references = [r for r in results["plays"] if r["kind"] == "reference"]
+    assert len(references) == len(TASKS)
+    for row in references:
+        assert row["passed"] and row["rejections"] == 0 and row["stop"] == "finished"
         assert row["integrity"] == "intact" and row["calls"] == sum(row["shape"].values())
-    assert results["totals"]["passed"] == len(TASKS)
-    assert json.loads((out / "results.json").read_text())["totals"] == results["totals"]
+        assert row["hidden"] is True and "peeked" not in row
+    for row in results["plays"]:
+        if row["expect"] == "pass":
+            assert "peeked" not in row, row["peeked"]
+
+
+def test_each_agent_is_hidden_from_every_judge_and_scratch_folder_of_the_batch(
+    checked: tuple[Path, dict[str, Any], int],
+) -> None:
+    import re
+
+    _, results, _ = checked
+    for row in results["plays"]:
+        header = load(Path(row["workspace"])).header
+        hidden = header["confinement"]["hidden"]
+        judges = [h for h in hidden if re.search(r"/epistemic-bench-(?!scratch-)[^/]+$", h)]
+        scratch = [h for h in hidden if re.search(r"/epistemic-bench-scratch-[^/]+$", h)]
+        assert len(judges) == 1 and len(scratch) == 1
+        assert header["model"].startswith(f"replay:{judges[0]}/")  # its script's private copy
+        assert any(
+            folder.endswith("/benchmark/tasks") for folder in header["confinement"]["decoys"]
+        )
 
 
 def test_per_task_journals_are_kept_for_stats_and_diff(
-    bench_run: tuple[Path, dict[str, Any], int],
+    checked: tuple[Path, dict[str, Any], int],
 ) -> None:
-    out, results, _ = bench_run
-    journals = find_journals([out])
-    assert len(journals) == len(TASKS)
-    for row in results["tasks"]:
-        session = load(out / row["task"] / "workspace")
+    out, results, _ = checked
+    assert len(find_journals([out])) == len(results["plays"])
+    for row in results["plays"]:
+        if row["kind"] != "reference":
+            continue
+        workspace = Path(row["workspace"])
+        session = load(workspace)
         assert session.integrity is not None and session.integrity.status == "intact"
-        assert (out / row["task"] / "workspace" / "RATIONALE.md").is_file()
-        assert len(session.views) == row["calls"]
+        assert (workspace / "RATIONALE.md").is_file() and len(session.views) == row["calls"]
+
+
+def test_failure_lines_name_what_is_wrong_never_the_expected_value(
+    checked: tuple[Path, dict[str, Any], int], tmp_path: Path
+) -> None:
+    _, results, _ = checked
+    quiet = {(r["task"], r["session"]): r["verdict"] for r in results["plays"]}
+    explained = bench(
+        "--check-oracles",
+        "--explain-oracle",
+        "--tasks",
+        "csv-counting",
+        "-o",
+        str(tmp_path),
+        "--json",
+    )
+    details = 0
+    for row in json.loads(explained.stdout)["plays"]:
+        line = quiet[(row["task"], row["session"])]
+        if row["expect"] == "fail" and " [" in row["verdict"]:
+            plain, detail = row["verdict"].split(" [", 1)
+            assert plain == line and detail.rstrip("]") not in line
+            details += 1
+    assert details >= 3  # the explanations exist, and only the maintainer's flag shows them
+    for verdict in quiet.values():
+        assert "expected" not in verdict and " [" not in verdict
 
 
 def test_an_interrupted_run_resumes_without_redoing_finished_tasks(tmp_path: Path) -> None:
-    names = [task.name for task in TASKS[:2]]
+    names = ["csv-counting", "sqlite-analysis"]
     config = BenchConfig("replay", tmp_path / "out", jobs=1)
     first = run_all(select(names), config, lambda row: None)
     assert all(row["passed"] for row in first)
@@ -143,8 +188,13 @@ def test_an_interrupted_run_resumes_without_redoing_finished_tasks(tmp_path: Pat
 def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     for args, message in (
         (["--model", "replay", "--tasks", "no-such-task"], "unknown task(s) no-such-task"),
+        (["--check-oracles", "--tasks", "nope"], "unknown task(s) nope"),
         (["--model", "replay", "--jobs", "0"], "--jobs and --max-steps must be at least 1"),
         ([], "name a model"),
+        (["--model", "replay", "--explain-oracle"], "--explain-oracle goes with --check-oracles"),
+        (["--tasks-dir", str(tmp_path / "nope"), "--list"], "not a folder"),
+        (["--tasks-dir", str(tmp_path), "--list"], "no task in"),
+        (["--model", "replay", "--hide", str(tmp_path / "nope")], "--hide"),
     ):
         done = subprocess.run(
             [EPISTEMIC, "bench", "-o", str(tmp_path / "o"), *args],
@@ -152,7 +202,7 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
             text=True,
             timeout=60,
             check=False,
-            env={"PATH": "/usr/bin:/bin"},
+            env=plain_env(),
         )
         assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
     with pytest.raises(TaskError):
@@ -160,11 +210,139 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_list_names_every_task() -> None:
-    done = subprocess.run(
-        [EPISTEMIC, "bench", "--list"], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = bench("--list")
     assert done.returncode == 0
     assert {line.split()[0] for line in done.stdout.splitlines()} == {t.name for t in TASKS}
+
+
+def fake_task(root: Path, name: str, oracle: str, sessions: dict[str, object]) -> Path:
+    """A task folder of its own: a prompt, an empty workspace, an oracle, scripted sessions."""
+    folder = root / name
+    (folder / "workspace").mkdir(parents=True)
+    (folder / "task.md").write_text("Write done.txt.\n")
+    (folder / "oracle").write_text(oracle)
+    for rel, turns in sessions.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(turns if isinstance(turns, str) else json.dumps(turns))
+    return folder
+
+
+JUDGE = (
+    "import sys\nfrom pathlib import Path\n"
+    "sys.path.insert(0, str(Path(__file__).resolve().parent))\nimport judgelib as j\n"
+)
+WRITE = [
+    {
+        "calls": [
+            {
+                "tool": "write_file",
+                "args": {
+                    "path": "done.txt",
+                    "content": "42\n",
+                    "reason": "Write the file the task asks for.",
+                },
+            }
+        ]
+    },
+    {"final": "done"},
+]
+
+
+def test_an_oracle_that_crashes_is_an_oracle_error_not_a_failure(tmp_path: Path) -> None:
+    crash = JUDGE + "def judge(ws):\n    raise KeyError('no such field')\n\nj.main(judge)\n"
+    fake_task(tmp_path / "tasks", "crashy", crash, {"reference.json": WRITE, "wrong/w.json": WRITE})
+    done = bench(
+        "--tasks-dir", str(tmp_path / "tasks"), "--model", "replay", "-o", str(tmp_path / "o")
+    )
+    row = json.loads((tmp_path / "o" / "crashy" / "result.json").read_text())
+    assert done.returncode == 1 and "Traceback" not in done.stderr + done.stdout
+    assert row["oracle_error"] == "KeyError: 'no such field'" and row["passed"] is False
+    assert row["verdict"] == "oracle error: exit 3: KeyError: 'no such field'"
+    assert row["complete"] is False and "ERROR" in done.stdout
+    checked = bench(
+        "--tasks-dir",
+        str(tmp_path / "tasks"),
+        "--check-oracles",
+        "-o",
+        str(tmp_path / "c"),
+        "--json",
+    )
+    assert checked.returncode == 1
+    assert [r["ok"] for r in json.loads(checked.stdout)["plays"]] == [False, False]
+
+
+def test_a_malformed_session_is_reported_by_name_and_the_rest_still_play(tmp_path: Path) -> None:
+    oracle = (
+        JUDGE
+        + "def judge(ws):\n    j.deliverable(ws, 'done.txt')\n    return 'done'\n\nj.main(judge)\n"
+    )
+    sessions = {
+        "reference.json": WRITE,
+        "gaming/broken.json": '[{"calls": ',
+        "wrong/empty.json": "[]",
+        "alternative/a.json": WRITE,
+    }
+    fake_task(tmp_path / "tasks", "small", oracle, sessions)
+    done = bench(
+        "--tasks-dir", str(tmp_path / "tasks"), "--check-oracles", "-o", str(tmp_path / "o")
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr + done.stdout
+    report = json.loads((tmp_path / "o" / "check-oracles.json").read_text())
+    by_session = {row["session"]: row for row in report["plays"]}
+    assert "is not valid JSON" in by_session["broken"]["verdict"]
+    assert "non-empty JSON array" in by_session["empty"]["verdict"]
+    assert by_session["reference"]["ok"] and by_session["a"]["ok"]
+    assert not by_session["broken"]["ok"] and "2 of 4 as labelled" in done.stdout
+
+
+def test_an_oracle_is_never_told_to_explain_during_a_run(tmp_path: Path) -> None:
+    oracle = (
+        JUDGE + "def judge(ws):\n    j.fail('done.txt is wrong', 'expected 41')\n\nj.main(judge)\n"
+    )
+    fake_task(tmp_path / "tasks", "strict", oracle, {"reference.json": WRITE})
+    env = plain_env(EPISTEMIC_EXPLAIN_ORACLE="1")
+    done = bench(
+        "--tasks-dir",
+        str(tmp_path / "tasks"),
+        "--model",
+        "replay",
+        "-o",
+        str(tmp_path / "o"),
+        "--json",
+        env=env,
+    )
+    [row] = json.loads(done.stdout)["tasks"]
+    assert row["verdict"] == "FAIL: done.txt is wrong"
+    [task] = select(None, tmp_path / "tasks")
+    assert (
+        run_oracle(task, Path(row["workspace"]), explain=True)[1]
+        == "FAIL: done.txt is wrong [expected 41]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "stdout", "stderr", "passed", "error"),
+    [
+        (0, "PASS: fine\n", "", True, None),
+        (1, "FAIL: counts.txt line 2 is wrong\n", "", False, None),
+        (
+            1,
+            "",
+            "Traceback (most recent call last):\nValueError: boom\n",
+            False,
+            "ValueError: boom",
+        ),
+        (3, "ORACLE ERROR: KeyError: 'x'\n", "", False, "KeyError: 'x'"),
+        (0, "all good\n", "", False, "all good"),
+        (1, "PASS: looks fine\n", "", False, "PASS: looks fine"),
+        (-9, "", "", False, "no verdict line"),
+    ],
+)
+def test_only_a_verdict_line_with_its_exit_status_is_a_verdict(
+    code: int, stdout: str, stderr: str, passed: bool, error: str | None
+) -> None:
+    verdict = verdict_of(code, stdout, stderr)
+    assert verdict.passed is passed and verdict.error == error
 
 
 def test_a_task_whose_prepare_fails_is_reported_not_crashed(tmp_path: Path) -> None:
@@ -178,6 +356,9 @@ def test_a_task_whose_prepare_fails_is_reported_not_crashed(tmp_path: Path) -> N
         "broken: no oracle",
         "broken: no reference.json",
         "broken: no wrong/*.json (a wrong solution the oracle must fail)",
+        "broken: no gaming/*.json (a reward-hacking session it must fail)",
+        "broken: fewer than 2 alternative/*.json (correct solutions unlike the reference, "
+        "which it must pass)",
     ]
     [row] = run_all([task], BenchConfig("replay", tmp_path / "out"), lambda row: None)
     assert row["passed"] is False and "prepare failed: no database today" in row["verdict"]
@@ -191,33 +372,6 @@ def script(tmp_path: Path, name: str, *calls: dict[str, Any], final: bool = True
     path = tmp_path / name
     path.write_text(json.dumps(turns))
     return path
-
-
-def bench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EPISTEMIC, "bench", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=cwd,
-    )
-
-
-def test_an_agent_that_reads_the_oracle_fails(tmp_path: Path) -> None:
-    from epistemic_agent.benchmark import TASKS_DIR
-
-    look = {
-        "command": f"ls {TASKS_DIR}/csv-counting",
-        "type": "collect-info",
-        "reason": "See what else lies around that could help with the counting.",
-    }
-    peek = script(tmp_path, "peek.json", look)
-    done = bench(
-        "--model", f"replay:{peek}", "--tasks", "csv-counting", "-o", str(tmp_path / "o"), "--json"
-    )
-    [row] = json.loads(done.stdout)["tasks"]
-    assert row["passed"] is False and row["peeked"] and "benchmark's own files" in row["verdict"]
 
 
 def test_a_run_that_did_not_end_is_not_a_result(tmp_path: Path) -> None:
@@ -280,7 +434,7 @@ def test_ctrl_c_stops_the_run_and_nothing_unfinished_counts(tmp_path: Path) -> N
     assert "the same command resumes" in err
     first = json.loads((out / "csv-counting" / "result.json").read_text())
     assert first["complete"] is False
-    assert not (out / "sqlite-analysis").exists()  # queued, never started
+    assert not (out / "sqlite-analysis" / "result.json").exists()  # queued, never started
 
 
 def test_git_in_a_task_does_not_find_a_repository_around_the_output(tmp_path: Path) -> None:

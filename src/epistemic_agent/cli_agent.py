@@ -96,8 +96,41 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="seconds to wait for one model request before retrying it (default 600)",
     )
+    p.add_argument(
+        "--hide",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="make PATH invisible to every act (an empty read-only folder, or an empty file, "
+        "in its place); repeatable",
+    )
+    p.add_argument(
+        "--decoy",
+        action="append",
+        nargs=2,
+        default=[],
+        metavar=("FOLDER", "DECOY"),
+        help="acts see the folder DECOY (read-only) in place of FOLDER; repeatable",
+    )
     add_model_options(p)
     policy_options(p)
+
+
+def _hiding(args: argparse.Namespace) -> dict[str, Any]:
+    """--hide and --decoy as Settings fields; a path that is not there is a usage error (a
+    typo must not leave something visible that was meant to be hidden)."""
+    hidden = []
+    for path in args.hide:
+        if not os.path.lexists(path):
+            raise UsageError(f"--hide {path}: no such file or folder")
+        hidden.append(os.path.abspath(path))
+    decoys = []
+    for folder, decoy in args.decoy:
+        for name in (folder, decoy):
+            if not os.path.isdir(name):
+                raise UsageError(f"--decoy {folder} {decoy}: {name} is not a folder")
+        decoys.append((os.path.abspath(folder), os.path.abspath(decoy)))
+    return {"hidden": tuple(hidden), "decoys": tuple(decoys)}
 
 
 def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any]:
@@ -121,8 +154,9 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     # the policy first: a broken one stops the run before anything happens
     named = chosen_policy(args)
     policy = named or workspace_policy(directory.resolve())
+    hiding = _hiding(args)
     provider, _ = provider_from_args(args, spec)
-    settings = Settings(timeout=args.timeout, approval_timeout=waits)
+    settings = Settings(timeout=args.timeout, approval_timeout=waits, **hiding)
     check_window(args, provider, settings.min_reason)
     facts = {"model": spec, **header}
     session = Session(directory, settings, facts, policy, policy_implicit=named is None)

@@ -33,19 +33,44 @@ def register(sub: Any) -> None:
         "bench",
         help="run a model on the benchmark's tasks, judged by their oracles",
         description="Each task runs in a fresh copy of its workspace under -o DIR, up to "
-        "--jobs at a time; then its hidden oracle judges the result. `--model replay` plays "
-        "each task's reference session (no key needed). A rerun with the same -o and model "
-        "skips tasks already finished. Exit 0 when every task passed, 1 otherwise, 2 on "
-        "usage errors.",
+        "--jobs at a time, its agent hidden from the benchmark's files (decoys, watched for "
+        "peeking); then its oracle judges the result. `--model replay` plays each task's "
+        "reference session (no key needed); --check-oracles plays every scripted session "
+        "against its oracle. A rerun with the same -o and model skips tasks already "
+        "finished. Exit 0 when every task passed (every session as labelled), 1 otherwise, "
+        "2 on usage errors.",
     )
     p.add_argument("--model", help="PROVIDER:MODEL, or replay (default: $EPISTEMIC_MODEL)")
     p.add_argument("--tasks", metavar="NAMES", help="comma-separated task names (default: all)")
+    p.add_argument(
+        "--tasks-dir",
+        metavar="DIR",
+        help="a folder of task folders to use instead of the bundled ones",
+    )
     p.add_argument("--jobs", type=int, default=2, metavar="N", help="tasks at once (default 2)")
     p.add_argument("--max-steps", type=int, default=80, metavar="N", help="per task (default 80)")
     p.add_argument("-o", dest="out", default=DEFAULT_OUT, metavar="DIR", help="output folder")
     p.add_argument("--fresh", action="store_true", help="run every task again, even finished")
     p.add_argument("--base-url", help="an OpenAI-compatible server (passed to `epistemic run`)")
     p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this variable")
+    p.add_argument(
+        "--hide",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="another path the agents must not see (a copy of this tool elsewhere); repeatable",
+    )
+    p.add_argument(
+        "--check-oracles",
+        action="store_true",
+        help="play every task's reference, alternative, wrong and gaming sessions: each must "
+        "pass or fail as labelled (no model needed)",
+    )
+    p.add_argument(
+        "--explain-oracle",
+        action="store_true",
+        help="with --check-oracles: oracles add expected and actual values to their failures",
+    )
     p.add_argument("--list", action="store_true", help="list the tasks and exit")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(handler=_cmd_bench)
@@ -56,29 +81,46 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from .benchmark.tasks import TaskError, select
 
     names = [n.strip() for n in args.tasks.split(",") if n.strip()] if args.tasks else None
+    root = _tasks_dir(args.tasks_dir)
     try:
-        tasks = select(names)
+        tasks = select(names, root)
     except TaskError as error:
         raise UsageError(str(error)) from None
+    if not tasks:
+        raise UsageError(f"no task in {root}: a task is a folder with a task.md")
     if args.list:
         for task in tasks:
             print(f"{task.name:<24} {task.prompt.splitlines()[0][:90]}")
         return 0
+    if args.explain_oracle and not args.check_oracles:
+        raise UsageError(
+            "--explain-oracle goes with --check-oracles: an agent's run is never "
+            "judged by an oracle that explains itself"
+        )
+    if args.jobs < 1 or args.max_steps < 1:
+        raise UsageError("--jobs and --max-steps must be at least 1")
+    hide = _hide(args.hide)
+    out = Path(args.out).resolve()
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {args.out}: a file is there; the results need a folder")
+    if args.check_oracles:
+        from .cli_check import check
+
+        steps = max(args.max_steps, 120)
+        config = BenchConfig(
+            "replay", out, steps, args.jobs, True, (), hide, None, args.explain_oracle
+        )
+        return check(tasks, config, args.json)
     model = args.model or os.environ.get("EPISTEMIC_MODEL")
     if not model:
         raise UsageError("name a model with --model (or `--model replay` for the references)")
-    if args.jobs < 1 or args.max_steps < 1:
-        raise UsageError("--jobs and --max-steps must be at least 1")
     extra = []
     for flag, value in (("--base-url", args.base_url), ("--api-key-env", args.api_key_env)):
         if value:
             extra += [flag, value]
-    out = Path(args.out).resolve()
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"-o {args.out}: a file is there; the results need a folder")
     if model != "replay":
         _check_model(model, args)
-    config = BenchConfig(model, out, args.max_steps, args.jobs, args.fresh, tuple(extra))
+    config = BenchConfig(model, out, args.max_steps, args.jobs, args.fresh, tuple(extra), hide)
     try:
         with _progress(len(tasks)) as advance:
             rows = run_all(tasks, config, advance)
@@ -96,6 +138,24 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         _table(rows)
         print(f"results: {out / 'results.json'}; journals: {out}/*/workspace/.epistemic")
     return 0 if all(row.get("passed") for row in rows) else 1
+
+
+def _tasks_dir(given: str | None) -> Path:
+    from .benchmark import TASKS_DIR
+
+    if given is None:
+        return TASKS_DIR
+    root = Path(given).resolve()
+    if not root.is_dir():
+        raise UsageError(f"--tasks-dir {given}: not a folder")
+    return root
+
+
+def _hide(paths: list[str]) -> tuple[str, ...]:
+    missing = [path for path in paths if not os.path.lexists(path)]
+    if missing:
+        raise UsageError(f"--hide {missing[0]}: no such file or folder")
+    return tuple(os.path.abspath(path) for path in paths)
 
 
 def _check_model(model: str, args: argparse.Namespace) -> None:
@@ -154,7 +214,7 @@ def _table(rows: list[dict[str, Any]]) -> None:
         tokens = int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
         table.add_row(
             row["task"],
-            "[green]PASS[/]" if row.get("passed") else "[red]FAIL[/]",
+            _result(row),
             str(row.get("calls", 0)),
             shape,
             str(row.get("rejections", 0)),
@@ -167,3 +227,19 @@ def _table(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         if not row.get("passed"):
             print(f"{row['task']}: {row.get('verdict')}", file=sys.stderr)
+    exposed = [row["task"] for row in rows if row.get("hidden") is False]
+    if exposed:
+        print(
+            f"warning: the benchmark's files could not be hidden from {', '.join(exposed)} "
+            "(confinement too weak here: see `epistemic doctor`)",
+            file=sys.stderr,
+        )
+    blind = next((row for row in rows if row.get("peek_detection", "").startswith("unav")), None)
+    if blind is not None:
+        print(f"note: peek detection {blind['peek_detection']}", file=sys.stderr)
+
+
+def _result(row: dict[str, Any]) -> str:
+    if row.get("oracle_error"):
+        return "[yellow]ERROR[/]"
+    return "[green]PASS[/]" if row.get("passed") else "[red]FAIL[/]"

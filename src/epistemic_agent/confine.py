@@ -84,6 +84,7 @@ class View:
     writable: tuple[str, ...]  # directories: the workspace (mutating), scratch, grants
     hidden: tuple[str, ...]  # replaced by an empty read-only folder (or file)
     protected: tuple[str, ...]  # read-only inside a writable area
+    covers: tuple[tuple[str, str], ...] = ()  # (path, decoy): path shows the decoy, read-only
 
 
 @struct
@@ -106,7 +107,9 @@ class Confinement:
         guarded: tuple[Path, ...],
         grants: dict[str, tuple[str, ...]] | None = None,
         hidden: tuple[Path, ...] = (),
+        *,
         secrets: tuple[str, ...] | None = None,
+        covers: tuple[tuple[Path, Path], ...] = (),
     ) -> None:
         self.platform = platform
         self.mechanism = platform.mechanism()
@@ -114,6 +117,7 @@ class Confinement:
         self.secrets = DEFAULT_HIDDEN if secrets is None else secrets
         found, self.not_hidden = _expand_hidden(self.secrets, (self.workspace, self.scratch))
         self.hidden = (str(record), *(str(path) for path in hidden), *found)
+        self.covers = tuple((str(path), str(decoy)) for path, decoy in covers)
         self.guarded = tuple(str(path) for path in guarded)
         self.tool = tool_paths()
         wanted = {"setup": DEFAULT_SETUP_GRANTS, **(grants or {})}
@@ -136,7 +140,12 @@ class Confinement:
         tool = [path for path in self.tool if _under_any(path, writable) and os.path.exists(path)]
         hidden = tuple(path for path in self.hidden if os.path.lexists(path))
         protected = tuple(dict.fromkeys((*guarded, *tool)))
-        return View(mutating, tuple(dict.fromkeys(writable)), hidden, protected)
+        covers = tuple(
+            (path, decoy)
+            for path, decoy in self.covers
+            if os.path.isdir(path) and os.path.isdir(decoy)
+        )
+        return View(mutating, tuple(dict.fromkeys(writable)), hidden, protected, covers)
 
     def launch(self, act: str, files: tuple[Path, ...] = ()) -> Launch:
         """How to start one call of this act; `files` (its output captures) stay writable."""
@@ -205,6 +214,7 @@ class Confinement:
             "missing_grants": {act: list(paths) for act, paths in self.missing.items() if paths},
             "hidden": list(self.hidden),
             "not_hidden": self.not_hidden,
+            "decoys": {path: decoy for path, decoy in self.covers},
             "protected": list(self.guarded),
         }
 

@@ -8,7 +8,8 @@ this order, each step failing closed (OSError: the call does not run):
 2. every mount made read-only, then writable binds of the view's writable folders (no device
    nodes, no setuid), read-only binds over the protected paths inside them (the report and
    its spares all, so the swap that replaces the report keeps a read-only one in view), a
-   private /dev/shm, and an empty read-only folder over each hidden path;
+   private /dev/shm, a read-only bind of its decoy over each covered folder, and an empty
+   read-only folder over each hidden path (the decoys first: one may lie in a hidden folder);
 3. every capability dropped but the few a root act may keep (confine_sys.KEPT_CAPABILITIES):
    none of them can mount, enter another namespace, trace, open files by handle or make
    device nodes;
@@ -36,6 +37,9 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/d
 SHM = "/dev/shm"
 _RO_MOUNT = confine_sys.MS_RDONLY | confine_sys.MS_NOSUID | confine_sys.MS_NODEV
 HIDDEN_TMPFS = "size=4k,mode=0555"
+_READ_ONLY_ATTRS = (
+    confine_sys.MOUNT_ATTR_RDONLY | confine_sys.MOUNT_ATTR_NOSUID | confine_sys.MOUNT_ATTR_NODEV
+)
 
 
 def enter(view: View, platform: Platform, files: tuple[str, ...]) -> None:
@@ -66,6 +70,8 @@ def _mounts(view: View, pid_namespace: bool) -> tuple[Path, ...]:
     for path in view.protected:  # before the hiding: the report's spares lie in the record
         _bind(path, writable=False)
     shm = _private_shm()
+    for path, decoy in view.covers:
+        _cover(path, decoy)
     for path in view.hidden:
         _hide(path)
     return shm
@@ -91,6 +97,13 @@ def _hide(path: str) -> None:
         confine_sys.mount_setattr(path, confine_sys.MOUNT_ATTR_RDONLY, recursive=False)
 
 
+def _cover(path: str, decoy: str) -> None:
+    """`path` shows the decoy folder's tree instead of its own, read-only (a tripwire: what is
+    opened there can be watched without anything real behind it)."""
+    confine_sys.mount(decoy, path, None, confine_sys.MS_BIND | confine_sys.MS_REC)
+    confine_sys.mount_setattr(path, _READ_ONLY_ATTRS)
+
+
 def _private_shm() -> tuple[Path, ...]:
     """A /dev/shm of the call's own (POSIX semaphores and shared memory), gone after it."""
     if not os.path.isdir(SHM):
@@ -109,6 +122,8 @@ def bwrap_argv(bwrap: str, view: View) -> tuple[str, ...]:
         argv += ["--bind", folder, folder]
     for path in view.protected:
         argv += ["--ro-bind", path, path]
+    for path, decoy in view.covers:
+        argv += ["--ro-bind", decoy, path]
     for path in view.hidden:
         if os.path.isdir(path):
             argv += ["--tmpfs", path, "--remount-ro", path]

@@ -31,6 +31,7 @@ class Settings:
     approval_channel: str | None = None  # auto, terminal or file (None: the policy's, or auto)
     platform: Platform | None = None  # what to confine with (None: what this machine has)
     hidden: tuple[str, ...] = ()  # paths no act may read (besides the record)
+    decoys: tuple[tuple[str, str], ...] = ()  # (folder, decoy): acts see the decoy's tree there
 
 
 @struct(frozen=False)

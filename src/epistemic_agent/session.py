@@ -154,7 +154,8 @@ class Session(PolicyCalls):
             tuple(guarded),
             self.policy.writable,
             tuple(Path(path) for path in self.settings.hidden),
-            self.policy.hidden,
+            secrets=self.policy.hidden,
+            covers=tuple((Path(path), Path(decoy)) for path, decoy in self.settings.decoys),
         )
 
     def _recover(self) -> None:

@@ -1,19 +1,20 @@
 """Running the benchmark: each task in a fresh workspace under the output folder, up to `jobs`
-at a time, each agent in its own `epistemic run` process; then the oracle; then the numbers
-from the journal. A task whose `result.json` is complete (same model) is not run again, so an
-interrupted run resumes where it stopped.
+at a time, each agent in its own `epistemic run` process that cannot see the benchmark's files
+(hiding.py) and whose opens of them are watched (peek.py); then, after the session, the oracle
+(judge.py); then the numbers from the journal. A task whose `result.json` is complete (same
+model) is not run again, so an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 from pathlib import Path
 
 from ..structs import struct
-from .tasks import Task, TaskError, prepare_workspace, run_oracle
+from .agent import last_line, session
+from .judge import Batch, Private, judge, measure_speed
+from .tasks import Task, TaskError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -22,13 +23,10 @@ if TYPE_CHECKING:
 
 RESULT_NAME = "result.json"
 RESULTS_NAME = "results.json"
-RUN_TIMEOUT = 3600.0
 #: `epistemic run` exit statuses that mean the agent's run went to its end (finished, max
 #: steps, too many rejections); anything else (usage, provider error, interrupted, killed) is
 #: not a result: the task runs again next time.
 ENDED = (0, 3, 4)
-#: The journal records of what the agent did and saw.
-ACTS_KINDS = (b'"kind":"call"', b'"kind":"rejected"', b'"kind":"outcome"')
 
 
 @struct
@@ -41,11 +39,22 @@ class BenchConfig:
     jobs: int = 2
     fresh: bool = False
     extra_args: tuple[str, ...] = ()
+    hide: tuple[str, ...] = ()  # more paths the agents must not see (`--hide`)
+    speed: float | None = None  # the machine's slowness for the oracles' budgets (None: measure)
+    explain: bool = False  # oracles explain their failures (maintainers, --check-oracles only)
 
 
-def model_for(task: Task, model: str) -> str:
-    """The `--model` for one task: `replay` means the task's own reference session."""
-    return f"replay:{task.reference}" if model == "replay" else model
+@struct
+class Play:
+    """One scripted session of `--check-oracles`: its kind, its file, what it must come to."""
+
+    kind: str  # reference, alternative, wrong, gaming
+    script: Path
+    expect: str  # pass or fail
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}-{self.script.stem}"
 
 
 def finished(task: Task, config: BenchConfig) -> dict[str, Any] | None:
@@ -63,98 +72,58 @@ def finished(task: Task, config: BenchConfig) -> dict[str, Any] | None:
     return None
 
 
-def run_task(task: Task, config: BenchConfig, running: Running | None = None) -> dict[str, Any]:
-    """Run one task from scratch and save its result."""
-    folder = config.out / task.name
+def run_task(
+    task: Task,
+    config: BenchConfig,
+    running: Running | None = None,
+    play: Play | None = None,
+    speed: float | None = None,
+    batch: Batch | None = None,
+) -> dict[str, Any]:
+    """Run one task (or one scripted session of it) from scratch and save its result."""
+    folder = config.out / task.name / (play.label if play else "")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / RESULT_NAME).unlink(missing_ok=True)
     workspace = folder / "workspace"
     started = time.monotonic()
     row: dict[str, Any] = {"task": task.name, "model": config.model, "workspace": str(workspace)}
+    if play is not None:
+        row.update(kind=play.kind, session=play.script.stem, expect=play.expect)
+    own = batch is None
+    batch = batch or Batch()
+    private = Private(batch)
+    pristine = batch.pristine
     try:
-        prepare_workspace(task, workspace)
-    except (TaskError, OSError) as error:
-        row.update(passed=False, verdict=f"not run: {error}", complete=False)
-        return _save(folder, row)
-    code = _run_agent(task, config, workspace, folder, running)
-    passed, verdict = run_oracle(task, workspace)
-    row.update(passed=passed, verdict=verdict, exit_code=code)
-    row.update(_numbers(workspace))
-    peeked = looked_at_the_answers(workspace)
-    if peeked:
-        row.update(passed=False, peeked=peeked, verdict=f"FAIL: the agent read {peeked}")
-    if code not in ENDED:
-        verdict = f"not finished: `epistemic run` exited {code}: {_last_line(folder)}"
-        row.update(passed=False, verdict=verdict)
-    row["wall_time"] = round(time.monotonic() - started, 2)
-    row["complete"] = code in ENDED
-    return _save(folder, row)
-
-
-def looked_at_the_answers(workspace: Path) -> str | None:
-    """The benchmark's own files (oracles, their data, reference sessions) named in what the
-    agent ran or was shown, if anywhere: a run that looked cannot pass."""
-    from . import TASKS_DIR
-
-    needles = (str(TASKS_DIR).encode(), b"benchmark/tasks/")
-    record = workspace / ".epistemic"
-    for line in (record / "journal.jsonl").read_bytes().splitlines() if record.is_dir() else []:
-        if not any(kind in line[:120] for kind in ACTS_KINDS):
-            continue  # the header and model records name the model: for replay, a task's file
-        if any(needle in line for needle in needles):
-            return "the benchmark's own files (its command or its output named them)"
-    for blob in (record / "evidence").rglob("*") if record.is_dir() else []:
-        if blob.is_file() and any(needle in blob.read_bytes() for needle in needles):
-            return "the benchmark's own files (a command's output listed them)"
-    return None
-
-
-def _last_line(folder: Path) -> str:
-    try:
-        lines = (folder / "stderr.txt").read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    return lines[-1][:300] if lines else ""
-
-
-def _run_agent(
-    task: Task, config: BenchConfig, workspace: Path, folder: Path, running: Running | None
-) -> int:
-    """`epistemic run` on the task, its JSON events kept in events.jsonl."""
-    import subprocess
-
-    argv = [
-        sys.executable,
-        "-m",
-        "epistemic_agent.cli",
-        "run",
-        "--model",
-        model_for(task, config.model),
-        "-C",
-        str(workspace),
-        "--max-steps",
-        str(config.max_steps),
-        "--json",
-        *config.extra_args,
-        task.prompt,
-    ]
-    # git in a task's workspace must not find a repository around the output folder
-    env = {**os.environ, "NO_COLOR": "1", "GIT_CEILING_DIRECTORIES": str(config.out)}
-    with (folder / "events.jsonl").open("wb") as out, (folder / "stderr.txt").open("wb") as err:
-        process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, start_new_session=True
-        )
-        if running is not None:
-            running.add(process)
         try:
-            return process.wait(timeout=RUN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            return 124
-        finally:
-            if running is not None:
-                running.discard(process)
+            pristine.copy(task, workspace)
+        except (TaskError, OSError) as error:
+            row.update(passed=False, verdict=f"not run: {error}", complete=False)
+            return _save(folder, row)
+        model = config.model if play is None else f"replay:{play.script}"
+        extra = (*config.hide, *batch.hidden)
+        row.update(session(task, config, model, workspace, folder, private, running, extra))
+        hides = tuple(h for h in row.pop("judge_hides", ()) if h != str(batch.scratch))
+        speed = speed or config.speed
+        judging = time.monotonic()
+        verdict = judge(task, workspace, private, hides, speed, config.explain, pristine)
+        row["oracle_time"] = round(time.monotonic() - judging, 2)
+    finally:
+        private.remove()
+        if own:
+            batch.remove()
+    row.update(passed=verdict.passed, verdict=verdict.line)
+    if verdict.error is not None:
+        row["oracle_error"] = verdict.error
+    row.update(_numbers(workspace))
+    code = row["exit_code"]
+    if row.get("peeked"):
+        row.update(passed=False, verdict=f"FAIL: the agent opened {row['peeked']}")
+    if code not in ENDED:
+        verdict_line = f"not finished: `epistemic run` exited {code}: {last_line(folder)}"
+        row.update(passed=False, verdict=verdict_line)
+    row["wall_time"] = round(time.monotonic() - started, 2)
+    row["complete"] = code in ENDED and verdict.error is None
+    return _save(folder, row)
 
 
 def _numbers(workspace: Path) -> dict[str, Any]:
@@ -190,8 +159,6 @@ def run_all(
     tasks: list[Task], config: BenchConfig, on_done: Callable[[dict[str, Any]], None]
 ) -> list[dict[str, Any]]:
     """Every task (finished ones reused), up to `config.jobs` at a time, in task order."""
-    from concurrent.futures import ThreadPoolExecutor
-
     config.out.mkdir(parents=True, exist_ok=True)
     rows: dict[str, dict[str, Any]] = {}
     todo = []
@@ -202,29 +169,50 @@ def run_all(
             on_done(done)
         else:
             todo.append(task)
-
-    running = Running()
-
-    def one(task: Task) -> None:
-        rows[task.name] = run_task(task, config, running)
-        on_done(rows[task.name])
-
-    pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
-    try:
-        for future in [pool.submit(one, task) for task in todo]:
-            future.result()
-    except BaseException:  # Ctrl-C: queued tasks never start, running agents are told to stop
-        pool.shutdown(wait=False, cancel_futures=True)
-        running.interrupt()
-        pool.shutdown(wait=True)
-        raise
-    pool.shutdown()
+    results = run_many([(task, None) for task in todo], config, on_done)
+    rows.update((row["task"], row) for row in results)
     ordered = [rows[task.name] for task in tasks]
     from ..fsutil import atomic_write
 
     body = {"model": config.model, "tasks": ordered, "totals": totals(ordered)}
     atomic_write(config.out / RESULTS_NAME, json.dumps(body, indent=1).encode("utf-8"))
     return ordered
+
+
+def run_many(
+    items: list[tuple[Task, Play | None]],
+    config: BenchConfig,
+    on_done: Callable[[dict[str, Any]], None],
+) -> list[dict[str, Any]]:
+    """Run each (task, play), up to `config.jobs` at a time; rows in the order given. Every
+    folder is made first, so that each run's agent is hidden from all the others'."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    for task, play in items:
+        (config.out / task.name / (play.label if play else "")).mkdir(parents=True, exist_ok=True)
+    speed = config.speed if config.speed is not None or not items else measure_speed()
+    running = Running()
+    batch = Batch()
+    rows: list[dict[str, Any] | None] = [None] * len(items)
+
+    def one(index: int) -> None:
+        task, play = items[index]
+        rows[index] = row = run_task(task, config, running, play, speed, batch)
+        on_done(row)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
+    try:
+        for future in [pool.submit(one, index) for index in range(len(items))]:
+            future.result()
+    except BaseException:  # Ctrl-C: queued tasks never start, running agents are told to stop
+        pool.shutdown(wait=False, cancel_futures=True)
+        running.interrupt()
+        pool.shutdown(wait=True)
+        batch.remove()
+        raise
+    pool.shutdown()
+    batch.remove()
+    return [row for row in rows if row is not None]
 
 
 class Running:

@@ -1,4 +1,4 @@
-"""Benchmark tasks: finding them, preparing a fresh workspace, and asking the oracle."""
+"""Benchmark tasks: finding them, checking they are complete, preparing a fresh workspace."""
 
 from __future__ import annotations
 
@@ -6,13 +6,16 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from ..structs import struct
 from . import TASKS_DIR
 
-ORACLE_TIMEOUT = 120.0
 PREPARE_TIMEOUT = 120.0
+#: The sessions a task keeps to test its oracle, by folder: what each must come to.
+SESSIONS = {"wrong": "fail", "gaming": "fail", "alternative": "pass"}
+MIN_ALTERNATIVES = 2
 
 
 class TaskError(Exception):
@@ -36,7 +39,11 @@ class Task:
 
     @property
     def wrong(self) -> list[Path]:
-        return sorted((self.folder / "wrong").glob("*.json"))
+        return self.sessions("wrong")
+
+    def sessions(self, kind: str) -> list[Path]:
+        """The task's scripted sessions of one kind (wrong, gaming, alternative)."""
+        return sorted((self.folder / kind).glob("*.json"))
 
 
 def all_tasks(root: Path = TASKS_DIR) -> list[Task]:
@@ -74,28 +81,88 @@ def check_task(task: Task) -> list[str]:
             problems.append(f"{task.name}: {script} is not executable")
     if not task.wrong:
         problems.append(f"{task.name}: no wrong/*.json (a wrong solution the oracle must fail)")
+    if not task.sessions("gaming"):
+        problems.append(f"{task.name}: no gaming/*.json (a reward-hacking session it must fail)")
+    if len(task.sessions("alternative")) < MIN_ALTERNATIVES:
+        problems.append(
+            f"{task.name}: fewer than {MIN_ALTERNATIVES} alternative/*.json (correct solutions "
+            "unlike the reference, which it must pass)"
+        )
     return problems
 
 
-def prepare_workspace(task: Task, workspace: Path) -> None:
-    """A fresh copy of the task's workspace at `workspace`, with `prepare` run in it."""
+def prepare_workspace(task: Task, workspace: Path, private: Path | None = None) -> None:
+    """A fresh copy of the task's workspace at `workspace`, with `prepare` run in it. The
+    script runs from a copy in `private` (a temporary folder when None), so nothing but this
+    process reads the task folder itself."""
     if workspace.exists():
         shutil.rmtree(workspace)
     shutil.copytree(
         task.folder / "workspace", workspace, ignore=shutil.ignore_patterns("__pycache__")
     )
     prepare = task.folder / "prepare"  # a Python script, like the oracle
-    if prepare.exists():
-        done = _run([sys.executable, str(prepare)], workspace, PREPARE_TIMEOUT)
-        if done.returncode != 0:
-            raise TaskError(f"{task.name}: prepare failed: {_tail(done)}")
+    if not prepare.exists():
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="epistemic-prepare-", dir=private) as folder:
+        copy = Path(folder) / "prepare"
+        shutil.copyfile(prepare, copy)
+        done = _run([sys.executable, "-B", str(copy)], workspace, PREPARE_TIMEOUT)
+    if done.returncode != 0:
+        raise TaskError(f"{task.name}: prepare failed: {_tail(done)}")
 
 
-def run_oracle(task: Task, workspace: Path) -> tuple[bool, str]:
-    """The task's judge, run outside the gate on the finished workspace: passed, and why."""
-    oracle = task.folder / "oracle"  # run by this interpreter: a wheel may drop the x bit
-    done = _run([sys.executable, str(oracle), str(workspace)], workspace, ORACLE_TIMEOUT)
-    return done.returncode == 0, _tail(done) or f"exit {done.returncode}"
+class Pristine:
+    """Each task's workspace as `prepare` leaves it, built once per run in a private folder
+    (`root`, hidden from every agent) and copied from there: into each fresh workspace, and
+    into each judge's folder as the truth to compare with."""
+
+    def __init__(self, within: Path | None = None) -> None:
+        import tempfile
+
+        self.root = Path(tempfile.mkdtemp(prefix="epistemic-pristine-", dir=within))
+        self._lock = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._built: dict[str, Path] = {}
+
+    def copy(self, task: Task, target: Path) -> None:
+        """A fresh copy of the task's prepared workspace at `target` (TaskError: prepare
+        failed)."""
+        source = self._build(task)
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(source, target, symlinks=True)
+
+    def _build(self, task: Task) -> Path:
+        with self._lock:
+            lock = self._locks.setdefault(task.name, threading.Lock())
+        with lock:
+            if task.name not in self._built:
+                folder = self.root / task.name
+                prepare_workspace(task, folder / "workspace", folder)
+                self._built[task.name] = folder / "workspace"
+            return self._built[task.name]
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def run_oracle(task: Task, workspace: Path, explain: bool = False) -> tuple[bool, str]:
+    """The task's judge on a finished workspace (laid out as `epistemic bench` does): passed,
+    and its verdict line (an oracle error never passes)."""
+    from .hiding import git_folders, task_copies
+    from .judge import Batch, Private, judge, measure_speed
+
+    batch = Batch()
+    try:
+        private = Private(batch)
+        copies = [task.folder.parent, *task_copies()]
+        hidden = (str(batch.judges), *map(str, copies), *map(str, git_folders(copies)))
+        verdict = judge(task, workspace, private, hidden, measure_speed(), explain, batch.pristine)
+    finally:
+        batch.remove()
+    return verdict.passed, verdict.line
 
 
 def _run(argv: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:

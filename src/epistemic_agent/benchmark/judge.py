@@ -1,0 +1,232 @@
+"""Judging a finished workspace: the judge's private folder, the oracle's run, its verdict.
+
+Each task run gets a private folder (`Private`) made before the agent starts and hidden from
+every act. The agent's session sees nothing of the task folder: the scripted model's file and
+`prepare` are copied there first. Only after the session has ended does `judge()` copy the
+oracle, its data, judgelib and a pristine rebuild of the workspace into it, and run the oracle
+from there with a small, fixed environment (never EPISTEMIC_EXPLAIN_ORACLE, unless a maintainer
+asked for explanations in `--check-oracles`).
+
+The oracle's exit status and last line say what it decided: exit 0 with `PASS: ...`, exit 1
+with `FAIL: ...`; anything else (a crash, a time-out, no verdict line) is an oracle error,
+which is never a verdict on the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from ..structs import struct
+from .tasks import Pristine, Task
+
+ORACLE_TIMEOUT = 900.0  # hang protection only: each run of the agent's code has its budget
+HERE = Path(__file__).resolve().parent
+JUDGELIB = HERE / "judgelib.py"
+JUDGE_FILES = ("judgelib.py", "judgerun.py", "judgesuites.py")  # stdlib only, beside the oracle
+
+
+@struct
+class Verdict:
+    """What the oracle decided: passed, its last line, and an oracle error (None when it
+    decided at all)."""
+
+    passed: bool
+    line: str
+    error: str | None = None
+
+
+class Private:
+    """A task run's private folders: `root` (hidden from the agent's acts and, later, from the
+    code the oracle runs) and `scratch` (where the oracle's runs of the agent's code go). In a
+    batch both lie in the batch's own folders (`Batch`), which every agent of the batch is
+    hidden from, whenever their contents are made."""
+
+    def __init__(self, within: Batch | None = None) -> None:
+        judges, scratch = (within.judges, within.scratch) if within else (None, None)
+        self.shared = scratch  # the batch's scratch folder, shared with other runs
+        self.root = Path(tempfile.mkdtemp(prefix="epistemic-judge-", dir=judges))
+        self.scratch = Path(tempfile.mkdtemp(prefix="epistemic-scratch-", dir=scratch))
+        for name in ("session", "judge", "tmp", "home"):
+            (self.root / name).mkdir()
+
+    def session_copy(self, source: Path) -> Path:
+        """A copy of a file the session process itself reads (the scripted model's turns)."""
+        target = self.root / "session" / source.name
+        shutil.copyfile(source, target)
+        return target
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+        if self.shared is None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            return
+        # In a batch the empty folder stays until the batch ends: other runs' code is hidden
+        # from it by name, and a name that vanished between listing and hiding would fail them.
+        for entry in list(self.scratch.iterdir()):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+
+
+class Batch:
+    """The folders of one batch of task runs, made before any agent starts: `judges` (every
+    run's private folder, and each task's pristine build) and `scratch` (the oracles' runs of
+    the agent's code). Every agent is hidden from both; the code an oracle runs from `judges`
+    and from the other runs' scratch folders."""
+
+    def __init__(self) -> None:
+        self.judges = Path(tempfile.mkdtemp(prefix="epistemic-bench-"))
+        self.scratch = Path(tempfile.mkdtemp(prefix="epistemic-bench-scratch-"))
+        self.pristine = Pristine(self.judges)
+
+    @property
+    def hidden(self) -> tuple[str, ...]:
+        return (str(self.judges), str(self.scratch))
+
+    def remove(self) -> None:
+        shutil.rmtree(self.judges, ignore_errors=True)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def judge(
+    task: Task,
+    workspace: Path,
+    private: Private,
+    hidden: tuple[str, ...] = (),
+    speed: float | None = None,
+    explain: bool = False,
+    pristine: Pristine | None = None,
+) -> Verdict:
+    """Copy the oracle in, run it on the finished workspace, read its verdict."""
+    from .tasks import TaskError, prepare_workspace
+
+    folder = private.root / "judge"
+    try:
+        _lay_out(task, folder)
+        if pristine is not None:
+            pristine.copy(task, folder / "pristine")
+        else:
+            prepare_workspace(task, folder / "pristine", private.root / "tmp")
+    except (OSError, TaskError) as error:
+        return Verdict(False, f"oracle error: cannot set up the judge: {error}", str(error))
+    env = oracle_env(private, (str(private.root), *hidden), speed, explain)
+    argv = [sys.executable, "-I", "-B", str(folder / "oracle"), str(workspace)]
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=workspace,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=ORACLE_TIMEOUT * (speed or 1.0),
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        why = f"the oracle did not finish within {ORACLE_TIMEOUT * (speed or 1.0):g} s"
+        return Verdict(False, f"oracle error: {why}", why)
+    except OSError as error:
+        return Verdict(False, f"oracle error: cannot run it: {error}", str(error))
+    return verdict_of(done.returncode, done.stdout, done.stderr)
+
+
+def _lay_out(task: Task, folder: Path) -> None:
+    """The oracle, its data and judgelib, copied from the task folder (after the session)."""
+    shutil.copyfile(task.folder / "oracle", folder / "oracle")
+    data = task.folder / "oracle-data"
+    if data.is_dir():
+        shutil.copytree(data, folder / "oracle-data", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in JUDGE_FILES:
+        shutil.copyfile(HERE / name, folder / name)
+
+
+def oracle_env(
+    private: Private, hidden: tuple[str, ...], speed: float | None, explain: bool
+) -> dict[str, str]:
+    """The oracle's whole environment: nothing inherited but PATH."""
+    env = {
+        "PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(private.root / "home"),
+        "TMPDIR": str(private.root / "tmp"),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "EPISTEMIC_JUDGE_LAUNCHER": json.dumps(launcher_argv()),
+        "EPISTEMIC_JUDGE_HIDE": json.dumps(list(hidden)),
+        "EPISTEMIC_JUDGE_SCRATCH": str(private.scratch),
+        "EPISTEMIC_JUDGE_PYTHON3": python3(),
+    }
+    if private.shared is not None:
+        env["EPISTEMIC_JUDGE_SHARED"] = str(private.shared)
+    if speed is not None:
+        env["EPISTEMIC_JUDGE_SPEED"] = f"{speed:.3f}"
+    if explain:
+        env["EPISTEMIC_EXPLAIN_ORACLE"] = "1"
+    return env
+
+
+@cache
+def python3() -> str:
+    """The real interpreter behind `python3` on PATH (judgelib.python3), asked once."""
+    from . import judgelib
+
+    return judgelib.python3()
+
+
+def launcher_argv() -> list[str]:
+    """How judgelib starts the launcher: this interpreter, isolated, importing this copy of
+    the package (its path is the package's, never the judge's)."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    source = (
+        f"import sys; sys.path.insert(0, {package_root!r}); "
+        "from epistemic_agent.benchmark.launcher import main; main()"
+    )
+    return [sys.executable, "-I", "-S", "-B", "-c", source]
+
+
+def verdict_of(code: int, stdout: str, stderr: str) -> Verdict:
+    """Exit 0 with PASS or exit 1 with FAIL is a verdict; anything else an oracle error."""
+    lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+    last = lines[-1][:500] if lines else ""
+    if code == 0 and last.startswith("PASS:"):
+        return Verdict(True, last)
+    if code == 1 and last.startswith("FAIL:"):
+        return Verdict(False, last)
+    errors = [line.strip() for line in stderr.splitlines() if line.strip()]
+    why = last.removeprefix("ORACLE ERROR:").strip() or (errors[-1] if errors else "")
+    why = why[:400] or "no verdict line"
+    return Verdict(False, f"oracle error: exit {code}: {why}", why)
+
+
+@cache
+def measure_speed() -> float:
+    """The machine's slowness against the reference one, measured once per process through the
+    same launcher the oracles use (judgelib.speed)."""
+    private = Private()
+    try:
+        env = oracle_env(private, (str(private.root),), None, False)
+        code = (
+            "import sys; sys.path.insert(0, sys.argv[1]); import judgelib; print(judgelib.speed())"
+        )
+        done = subprocess.run(
+            [sys.executable, "-I", "-B", "-c", code, str(JUDGELIB.parent)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        try:
+            return max(1.0, float(done.stdout.strip().splitlines()[-1]))
+        except (ValueError, IndexError):
+            return 1.0
+    finally:
+        private.remove()
