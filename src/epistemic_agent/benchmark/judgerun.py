@@ -245,8 +245,11 @@ def _launch(spec: dict[str, Any], fds: tuple[int, ...], timeout: float) -> dict[
     finally:
         os.close(spec_read)
         os.close(status_write)
-    with os.fdopen(spec_write, "wb") as handle:
-        handle.write(json.dumps(spec).encode())
+    try:
+        with os.fdopen(spec_write, "wb") as handle:
+            handle.write(json.dumps(spec).encode())
+    except BrokenPipeError:
+        pass  # the launcher died before reading its spec: its missing outcome says so below
     process.wait()
     lines = _read_status(status_read, timeout + MARGIN)
     found = [json.loads(line) for line in lines if line.strip()]
