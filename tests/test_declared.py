@@ -25,7 +25,8 @@ from epistemic_agent.confine_platform import GUARANTEES, Platform, detect
 from epistemic_agent.consistency import FLAGS
 from epistemic_agent.gate import RULES
 from epistemic_agent.journal import JournalError
-from epistemic_agent.observe import DEFAULT_IGNORE, Observer, SnapshotObserver, best_observer
+from epistemic_agent.observe import DEFAULT_IGNORE, Observer, SnapshotObserver
+from epistemic_agent.observers import best_observer
 from epistemic_agent.session import CallResult, Session, Settings
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="enforcement is Linux-only")

@@ -19,9 +19,9 @@ from epistemic_agent.observe import (
     Changes,
     Observer,
     SnapshotObserver,
-    best_observer,
 )
 from epistemic_agent.observe_fanotify import FanotifyObserver
+from epistemic_agent.observers import OBSERVERS, best_observer, observer_class
 
 PY = sys.executable
 
@@ -364,3 +364,11 @@ def _no_leaked_marks() -> Iterator[None]:
     for groups in observe_fanotify._idle.values():
         for group in groups:
             assert observe_fanotify._drain(group) == b""
+
+
+def test_every_registered_observer_loads_and_an_unknown_name_is_refused() -> None:
+    for name in OBSERVERS:
+        found = observer_class(name)
+        assert issubclass(found, Observer) and found.method == name
+    with pytest.raises(KeyError, match="known: fanotify, snapshot, ctime"):
+        observer_class("inotify")

@@ -86,7 +86,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from .confine import probe
     from .confine_platform import GUARANTEES, detect
     from .guard import workspace_policy
-    from .observe import best_observer
+    from .observers import best_observer
     from .policy import PolicyError
 
     workspace = Path(args.directory).resolve()

@@ -55,6 +55,8 @@ from __future__ import annotations
 
 import os
 import stat
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from .layout import RECORD_DIR
@@ -75,6 +77,7 @@ DEFAULT_IGNORE: tuple[str, ...] = (
 )
 
 Stamp = tuple[int, int, int, int, int, int]
+CLOCK_REALTIME_COARSE = 5  # linux/time.h: the clock file times are stamped from
 
 
 @struct
@@ -168,8 +171,6 @@ class CtimeObserver(Observer):
         self._since = 0
 
     def start(self) -> None:
-        from .observe_fanotify import coarse_now
-
         self._since = coarse_now()
 
     def finish(self) -> Changes:
@@ -177,42 +178,17 @@ class CtimeObserver(Observer):
         return Changes.of(set(), changed, set(), self.method, complete=False)
 
 
-def outside_observer(folder: Path) -> Observer:
-    """How to watch a granted folder outside the workspace: fanotify where it can, else ctime."""
-    from . import observe_fanotify
-
-    if observe_fanotify.available(Path(folder)):
-        return observe_fanotify.FanotifyObserver(folder, ())
-    return CtimeObserver(folder)
-
-
-def best_observer(workspace: Path, ignore: tuple[str, ...] = DEFAULT_IGNORE) -> Observer:
-    """fanotify when this process may use it on the workspace's file system, else snapshot."""
-    from . import observe_fanotify
-
-    if observe_fanotify.available(Path(workspace)):
-        return observe_fanotify.FanotifyObserver(workspace, ignore)
-    return SnapshotObserver(workspace, ignore)
+def coarse_now() -> int:
+    """A time no later than any file time the kernel will stamp from now on."""
+    try:
+        return time.clock_gettime_ns(CLOCK_REALTIME_COARSE)
+    except OSError:
+        return time.time_ns() - 20_000_000
 
 
 def snapshot(root: str, ignored: frozenset[str]) -> dict[str, Stamp]:
     """Every entry under root (not root itself): relative path → what a change would alter."""
-    found: dict[str, Stamp] = {}
-    pending = [(root, "")]
-    while pending:
-        directory, prefix = pending.pop()
-        for entry in _entries(directory):
-            if entry.name in ignored:
-                continue
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:  # gone since it was listed
-                continue
-            rel = prefix + entry.name
-            found[rel] = _stamp(info)
-            if stat.S_ISDIR(info.st_mode):
-                pending.append((entry.path, rel + "/"))
-    return found
+    return {rel: _stamp(info) for rel, info in _walk(root, ignored) if info is not None}
 
 
 def _stamp(info: os.stat_result) -> Stamp:
@@ -238,42 +214,46 @@ def compare(before: dict[str, Stamp], after: dict[str, Stamp], method: str) -> C
 
 def walk_names(root: str, ignored: frozenset[str]) -> list[str]:
     """Relative paths of everything under root, without stat calls (symlinks not followed)."""
-    names: list[str] = []
-    pending = [(root, "")]
-    while pending:
-        directory, prefix = pending.pop()
-        for entry in _entries(directory):
-            if entry.name in ignored:
-                continue
-            names.append(prefix + entry.name)
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            if is_dir:
-                pending.append((entry.path, prefix + entry.name + "/"))
-    return names
+    return [rel for rel, _ in _walk(root, ignored, with_stat=False)]
 
 
 def changed_since(root: str, ignored: frozenset[str], since_ns: int) -> set[str]:
     """Entries whose ctime is at or after since_ns (a ctime cannot be set back by a user)."""
-    changed: set[str] = set()
+    return {
+        rel
+        for rel, info in _walk(root, ignored)
+        if info is not None and info.st_ctime_ns >= since_ns
+    }
+
+
+def _walk(
+    root: str, ignored: frozenset[str], with_stat: bool = True
+) -> Iterator[tuple[str, os.stat_result | None]]:
+    """Every entry under root as (relative path, lstat or None), depth first, never following
+    symlinks and never entering an ignored name. Without `with_stat`, only directories are
+    asked what they are (from the d_type, no stat call). An entry gone since it was listed is
+    left out when its stat was wanted."""
     pending = [(root, "")]
     while pending:
         directory, prefix = pending.pop()
         for entry in _entries(directory):
             if entry.name in ignored:
                 continue
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
             rel = prefix + entry.name
-            if info.st_ctime_ns >= since_ns:
-                changed.add(rel)
-            if stat.S_ISDIR(info.st_mode):
+            try:
+                if with_stat:
+                    found = entry.stat(follow_symlinks=False)
+                    info: os.stat_result | None = found
+                    is_dir = stat.S_ISDIR(found.st_mode)
+                else:
+                    info, is_dir = None, entry.is_dir(follow_symlinks=False)
+            except OSError:  # gone since it was listed
+                if with_stat:
+                    continue
+                info, is_dir = None, False
+            yield rel, info
+            if is_dir:
                 pending.append((entry.path, rel + "/"))
-    return changed
 
 
 def _entries(directory: str) -> list[os.DirEntry[str]]:

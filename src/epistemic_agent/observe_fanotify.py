@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import struct
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from .observe import (
     Observer,
     SnapshotObserver,
     changed_since,
+    coarse_now,
     walk_names,
 )
 from .structs import struct as _struct
@@ -43,7 +43,6 @@ FID, DFID_NAME, OLD_DFID_NAME, NEW_DFID_NAME = 1, 2, 10, 12
 _INIT = FAN_CLOEXEC | FAN_NONBLOCK | REPORT_FID | REPORT_DIR_FID | REPORT_NAME | REPORT_TARGET_FID
 _MASK = MODIFY | ATTRIB | CLOSE_WRITE | CREATE | DELETE | RENAME | ONDIR
 _AT_FDCWD = -100
-_CLOCK_REALTIME_COARSE = 5  # Linux; file times come from this clock (or a finer one)
 
 _META = struct.Struct("=IBBHQii")  # struct fanotify_event_metadata
 _INFO = struct.Struct("=BBH")  # struct fanotify_event_info_header
@@ -139,14 +138,6 @@ def _drain(group: int) -> bytes:
             break
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def coarse_now() -> int:
-    """A time no later than any file time the kernel will stamp from now on."""
-    try:
-        return time.clock_gettime_ns(_CLOCK_REALTIME_COARSE)
-    except OSError:
-        return time.time_ns() - 20_000_000
 
 
 class FanotifyObserver(Observer):

@@ -23,7 +23,8 @@ from .gate import Call, GateConfig, Rejected, check
 from .guard import Guard, workspace_policy
 from .journal import JournalWriter, Record
 from .layout import RECORD_DIR, REPORT_NAME, Layout
-from .observe import Observer, best_observer, outside_observer
+from .observe import Observer
+from .observers import best_observer, outside_observer
 from .policy import PolicyError
 from .records import call_record, now, outcome_record, rejected_record
 from .recovery import Orphan, Recovery
