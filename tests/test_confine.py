@@ -25,12 +25,13 @@ from typing import Any
 import pytest
 
 from epistemic_agent import confine
-from epistemic_agent.confine_platform import GUARANTEES, Platform, detect
+from epistemic_agent.confine_platform import Platform, detect
 from epistemic_agent.effects import Effect
 from epistemic_agent.effects_cache import EffectCache
 from epistemic_agent.journal import JournalError
 from epistemic_agent.session import Session, Settings
 from epistemic_agent.verify import verify_journal
+from epistemic_agent.vocabulary import GUARANTEES
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
 

@@ -21,13 +21,14 @@ import pytest
 
 from epistemic_agent import executor, mdsafe
 from epistemic_agent import session as session_module
-from epistemic_agent.confine_platform import GUARANTEES, Platform, detect
+from epistemic_agent.confine_platform import Platform, detect
 from epistemic_agent.consistency import FLAGS
 from epistemic_agent.gate import RULES
 from epistemic_agent.journal import JournalError
 from epistemic_agent.observe import DEFAULT_IGNORE, Observer, SnapshotObserver
 from epistemic_agent.observers import best_observer
 from epistemic_agent.session import CallResult, Session, Settings
+from epistemic_agent.vocabulary import GUARANTEES
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="enforcement is Linux-only")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import __version__
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:

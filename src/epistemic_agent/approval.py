@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Callable
 
-from .records import now
+from .clock import now
 from .safetext import visible as visible  # cli_approval imports it from here
 from .structs import field, replace, struct
 
@@ -105,9 +105,9 @@ class Answer:
 
 def who(name: str | None) -> str:
     """The approver: the name given, else the OS user."""
-    from .session import _user
+    from .identity import user
 
-    return name.strip() if name and name.strip() else _user()
+    return name.strip() if name and name.strip() else user()
 
 
 # -- the terminal ---------------------------------------------------------------------------

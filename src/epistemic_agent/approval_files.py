@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from .approval import COMMENT_CAP, Answer, Request, who
+from .clock import now
 from .fsutil import make_unique
-from .records import now
 from .recovery import epoch_of, recorder_alive
 
 TYPE_CHECKING = False

@@ -128,8 +128,8 @@ def _check_whole(session: Loaded, snapshot: Path, listing: Listing) -> None:
 
 def _contents(session: Loaded, snapshot: Path) -> tuple[list[Entry], dict[str, Any]]:
     """Every file of the bundle, and the manifest (without its file list, known once written)."""
-    from . import __version__
-    from .records import now
+    from .clock import now
+    from .version import __version__
 
     entries = [Entry(JOURNAL, "journal", snapshot / "journal.jsonl")]
     if (snapshot / "head.json").is_file():

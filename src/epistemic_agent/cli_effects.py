@@ -84,10 +84,11 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .confine import probe
-    from .confine_platform import GUARANTEES, detect
+    from .confine_platform import detect
     from .guard import workspace_policy
     from .observers import best_observer
     from .policy import PolicyError
+    from .vocabulary import GUARANTEES
 
     workspace = Path(args.directory).resolve()
     if not workspace.is_dir():
@@ -125,7 +126,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _confinement_lines(confinement: Any, not_held: dict[str, str]) -> list[str]:
-    from .confine_platform import GUARANTEES
+    from .vocabulary import GUARANTEES
 
     platform = confinement.platform
     landlock = (

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from . import confine_apply
-from .confine_platform import GUARANTEES, Platform
+from .confine_platform import Platform
 from .programs import system_program
 from .structs import struct
-from .vocabulary import is_mutating
+from .vocabulary import GUARANTEES, is_mutating
 
 T = TypeVar("T")
 _ENV_NAME = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*")

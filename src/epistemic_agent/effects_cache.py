@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import __version__
 from .effects import Effect, classify
 from .effects_model import REVISION
 from .fsutil import atomic_write
+from .version import __version__
 
 LIMIT = 2000  # entries kept; the oldest go first
 

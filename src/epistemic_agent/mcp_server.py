@@ -14,10 +14,10 @@ import threading
 from functools import partial
 from pathlib import Path
 
-from . import __version__
 from .cancel import Cancel
 from .prompt import system_prompt
 from .tools import TOOL_SPECS
+from .version import __version__
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:

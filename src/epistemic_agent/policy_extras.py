@@ -199,7 +199,7 @@ def _read_sandbox(value: object, spots: Spots, errors: Errors) -> dict[str, Any]
     if "require_confinement" in table:
         required = _read_required(table["require_confinement"])
         if required is None:
-            from .confine_platform import GUARANTEES
+            from .vocabulary import GUARANTEES
 
             errors.append(
                 (
@@ -231,7 +231,7 @@ def _read_grants(value: object) -> dict[str, tuple[str, ...]] | None:
 
 
 def _read_required(value: object) -> tuple[str, ...] | None:
-    from .confine_platform import GUARANTEES
+    from .vocabulary import GUARANTEES
 
     if value is True:
         return tuple(GUARANTEES)

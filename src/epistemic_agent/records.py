@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import time
 
+from .clock import now
 from .gate import Call, Rejected
 from .journal import Record
 from .structs import field, struct
@@ -15,13 +15,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 GIVEN_STRING_CAP = 4096
-
-
-def now() -> str:
-    """UTC time as ISO 8601 with milliseconds, e.g. 2026-11-30T11:27:33.123Z."""
-    seconds = time.time()
-    millis = int(seconds * 1000) % 1000
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
 def call_record(seq: int, call: Call, inputs: dict[str, Any] | None) -> Record:

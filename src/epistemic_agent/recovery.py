@@ -21,9 +21,9 @@ import os
 import time
 from pathlib import Path
 
+from .clock import now
 from .evidence import EvidenceStore
 from .observe import changed_since
-from .records import now
 from .structs import struct
 
 TYPE_CHECKING = False

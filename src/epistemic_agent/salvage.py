@@ -89,9 +89,9 @@ def _first_record(journal: Path) -> Record:
 
 
 def _header(layout: Layout, old: Record, found: Verification, relative: str) -> Record:
-    from . import __version__
-    from .records import now
-    from .session import _git_head, _user
+    from .clock import now
+    from .identity import git_head, user
+    from .version import __version__
 
     session = old.get("session")
     return {
@@ -101,8 +101,8 @@ def _header(layout: Layout, old: Record, found: Verification, relative: str) -> 
         "started_epoch": time.time(),
         "tool_version": __version__,
         "workspace": str(layout.workspace),
-        "git_head": _git_head(layout.workspace),
-        "user": _user(),
+        "git_head": git_head(layout.workspace),
+        "user": user(),
         "host": os.uname().nodename,
         "pid": os.getpid(),
         "python": sys.version.split()[0],

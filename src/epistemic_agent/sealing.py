@@ -106,6 +106,6 @@ def _session(journal: Path) -> str:
 
 
 def _now() -> str:
-    from .records import now
+    from .clock import now
 
     return now()

@@ -11,7 +11,8 @@ from functools import partial
 from pathlib import Path
 from types import TracebackType
 
-from . import __version__, consistency
+from . import consistency
+from .clock import now
 from .confine import Confinement, ConfinementError, unmet
 from .confine_platform import Platform, detect
 from .effects import Effect
@@ -21,17 +22,19 @@ from .executor import Execution, bounded_text, run_shell
 from .filetools import precheck, run_file_tool
 from .gate import Call, GateConfig, Rejected, check
 from .guard import Guard, workspace_policy
+from .identity import git_head, user
 from .journal import JournalWriter, Record
 from .layout import RECORD_DIR, REPORT_NAME, Layout
 from .observe import Observer
 from .observers import best_observer, outside_observer
 from .policy import PolicyError
-from .records import call_record, now, outcome_record, rejected_record
+from .records import call_record, outcome_record, rejected_record
 from .recovery import Orphan, Recovery
 from .report import Report
 from .results import CallResult, Settings
 from .session_policy import PolicyCalls, decision_json
 from .structs import field, struct
+from .version import __version__
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -682,7 +685,7 @@ class Session(PolicyCalls):
         """`git rev-parse HEAD`, confined like an observation: the workspace's git config and
         hooks are the agent's to change, so git runs with no more rights than its acts."""
         try:
-            return self.confinement.run("collect-info", partial(_git_head, self.workspace))
+            return self.confinement.run("collect-info", partial(git_head, self.workspace))
         except ConfinementError:
             return None
 
@@ -695,7 +698,7 @@ class Session(PolicyCalls):
             "tool_version": __version__,
             "workspace": str(self.workspace),
             "git_head": self._git_head(),
-            "user": _user(),
+            "user": user(),
             "host": os.uname().nodename,
             "pid": os.getpid(),
             "python": sys.version.split()[0],
@@ -750,33 +753,3 @@ def _summarise(done: Execution, stdout: str, stderr: str, timeout: float) -> str
     if done.stopped_background:
         text += " (background processes it left were stopped)"
     return text
-
-
-def _git_head(workspace: Path) -> str | None:
-    import subprocess  # only when a session starts: keep it off the per-exec path
-
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=workspace,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
-
-
-def _user() -> str:
-    """The OS user, as `getpass.getuser` finds it, without importing getpass."""
-    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
-        if os.environ.get(name):
-            return os.environ[name]
-    import pwd
-
-    try:
-        return pwd.getpwuid(os.getuid()).pw_name
-    except KeyError:
-        return f"uid {os.getuid()}"

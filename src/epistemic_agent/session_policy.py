@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from functools import partial
 
+from .clock import now
 from .gate import Call, Rejected
 from .guard import ALLOW
 from .journal import Record
-from .records import now, outcome_record
+from .records import outcome_record
 from .results import CallResult
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost

@@ -84,3 +84,24 @@ def act_list_text() -> str:
 def act_order(act: str) -> int:
     """Position of an act in report order (unknown acts sort last)."""
     return ACT_NAMES.index(act) if act in ACTS_BY_NAME else len(ACT_NAMES)
+
+
+#: The guarantees, by stable id, in the order `epistemic doctor` lists them.
+GUARANTEES: dict[str, str] = {
+    "record-protected": "no act can create, write, truncate, delete, rename or hard-link any "
+    "part of the record (journal, head anchor, evidence, pending approvals, the policy in "
+    "force, RATIONALE.md)",
+    "record-private": "no act can read the record's private files (pending approval requests "
+    "and answers, evidence, capture files)",
+    "observations-write-scratch-only": "observation acts (collect-info, test-hypothesis, "
+    "verify) write nothing but the session's scratch dir, anywhere on the file system",
+    "observations-keep-metadata": "observation acts cannot change mode, owner, timestamps or "
+    "extended attributes in the workspace",
+    "mutations-confined": "mutating acts write only the workspace, the scratch dir and the "
+    "paths the policy grants",
+    "tool-protected": "no act can write the tool's own installation (its Python environment)",
+    "processes-isolated": "no act can signal, trace or stop the session or any process "
+    "outside its own process tree",
+    "secrets-hidden": "no act can see the operator's keys and credentials (`[sandbox] hidden`: "
+    "~/.ssh, ~/.gnupg, cloud credentials and the SSH agent's socket by default)",
+}
