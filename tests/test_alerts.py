@@ -12,7 +12,7 @@ import pytest
 
 from epistemic_agent.alerts import Alerts, Hook
 from epistemic_agent.approval import Answer, Request
-from epistemic_agent.policy import load_policy
+from epistemic_agent.policy_file import load_policy
 from epistemic_agent.session import Session, Settings
 
 CHANGE = "The task asks for a marker file; creating it is the change itself."

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from epistemic_agent.agent import Agent, AgentConfig
 from epistemic_agent.approval import Answer, Request
-from epistemic_agent.policy import PolicyError, load_policy, preset
+from epistemic_agent.policy import PolicyError, preset
+from epistemic_agent.policy_file import load_policy
 from epistemic_agent.providers.base import ToolResults
 from epistemic_agent.providers.replay import ReplayProvider
 from epistemic_agent.session import Session, Settings

@@ -965,7 +965,7 @@ def test_an_alert_hook_the_agent_rewrote_runs_confined(make_box: object, tmp_pat
     policy.write_text(
         f'default = "allow"\n[[hook]]\non = ["rejection"]\ncommand = "{box.ws}/notify.sh"\n'
     )
-    from epistemic_agent.policy import load_policy
+    from epistemic_agent.policy_file import load_policy
 
     evil = (
         "#!/bin/sh\n"

@@ -65,7 +65,8 @@ def test_readme_python_example_runs(tmp_path: Path) -> None:
 
 
 def test_readme_regulated_team_policy_is_ten_lines_and_works(tmp_path: Path) -> None:
-    from epistemic_agent.policy import call_facts, load_policy
+    from epistemic_agent.policy import call_facts
+    from epistemic_agent.policy_file import load_policy
 
     section = (ROOT / "README.md").read_text().split("## Policies and approval", 1)[1]
     block = re.search(r"```toml\n(.*?)```", section, re.S)

@@ -22,9 +22,9 @@ from epistemic_agent.policy import (
     complete_facts,
     find_policy,
     first_program,
-    load_policy,
     preset,
 )
+from epistemic_agent.policy_file import load_policy
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "policy.md").read_text()

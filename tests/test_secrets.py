@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from epistemic_agent.policy import load_policy
+from epistemic_agent.policy_file import load_policy
 from epistemic_agent.session import Session
 from epistemic_agent.verify import verify_journal
 

@@ -103,7 +103,8 @@ def _policy_path(file: str | None, directory: str) -> Path | None:
 
 
 def _load(path: Path, as_json: bool) -> Policy | None:
-    from .policy import PolicyError, load_policy
+    from .policy import PolicyError
+    from .policy_file import load_policy
 
     try:
         return load_policy(path)

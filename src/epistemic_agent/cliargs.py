@@ -68,7 +68,8 @@ def chosen_policy(args: argparse.Namespace) -> Policy | None:
     """The policy the options name (None: the workspace's own); PolicyError when it is bad."""
     from pathlib import Path
 
-    from .policy import load_policy, preset
+    from .policy import preset
+    from .policy_file import load_policy
 
     if getattr(args, "policy", None):
         return load_policy(Path(args.policy))

@@ -13,10 +13,10 @@ from .policy import (
     Policy,
     call_facts,
     find_policy,
-    load_policy,
     paths_known,
     preset,
 )
+from .policy_file import load_policy
 from .redact import Redactor
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost

@@ -375,10 +375,3 @@ def find_policy(workspace: Path) -> Path | None:
     """The workspace's policy file, if it has one."""
     path = workspace / POLICY_NAME
     return path if path.is_file() else None
-
-
-def load_policy(path: Path) -> Policy:
-    """Read, check and compile a policy file; PolicyError lists every fault as file:line."""
-    from .policy_file import read_policy
-
-    return read_policy(path)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
-    from .policy_file import Errors, Example, RuleSpec
+    from .policy_spec import Errors, Example, RuleSpec
 
 MAX_CONDITION = 4096
 MAX_OPERAND_CHECKS = 64  # per condition: bounds the load time of hostile input

@@ -14,7 +14,7 @@ TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 
-    from .policy_file import Errors, RuleSpec, Spots
+    from .policy_spec import Errors, RuleSpec, Spots
 
 CHANNELS = ("auto", "terminal", "file")
 APPROVAL_KEYS = ("timeout", "channel", "allowed_signers", "signatures")
