@@ -81,42 +81,41 @@ Known limits
 
 from __future__ import annotations
 
-import _thread
+import functools
 import re
+import threading
 
 from .effects_model import MUTATING, READ_ONLY, UNKNOWN, Effect
+from .effects_programs import Cmd, Findings, Word, environment, norm, program, shorten
+from .effects_words import word as _word
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from tree_sitter import Node, Parser
-
-    from .effects_programs import Cmd, Findings, Word, environment, norm, program, shorten
-    from .effects_words import word as _word
+    from tree_sitter import Node
 
 __all__ = ["MUTATING", "READ_ONLY", "UNKNOWN", "Effect", "classify"]
 
 MAX_NESTING = 8
 
 
-_PARSER: Parser | None = None
-_LOCK = _thread.allocate_lock()
+class _Bash:
+    """tree-sitter's bash grammar and the lock around its parser (a Parser is not meant to be
+    shared between threads)."""
+
+    def __init__(self) -> None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        self.parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        self.lock = threading.Lock()
 
 
-def _load() -> Parser:
-    """Import tree_sitter and the program tables on first use: they cost start-up time."""
-    global _PARSER, Cmd, Findings, Word, environment, norm, program, shorten, _word
-    with _LOCK:
-        if _PARSER is None:
-            import tree_sitter
-            import tree_sitter_bash
-
-            from .effects_programs import Cmd, Findings, Word, environment, norm, program, shorten
-            from .effects_words import word as _word
-
-            _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-        return _PARSER
+@functools.cache
+def _bash() -> _Bash:
+    """The one accessor of tree-sitter: it is imported on the first parse (start-up cost)."""
+    return _Bash()
 
 
 #: Every non-ASCII byte becomes "x" before parsing. tree-sitter-bash's scanner calls isalpha()
@@ -128,11 +127,11 @@ _ASCII_ONLY = bytes(range(128)) + b"x" * 128
 
 def _parse(text: str) -> tuple[Node, bytes]:
     """The syntax tree of a script, and the bytes its node offsets index into."""
-    parser = _PARSER or _load()
+    bash = _bash()
     source = text.encode("utf-8", "surrogatepass")
     data = source.translate(_ASCII_ONLY)
-    with _LOCK:  # a Parser is not meant to be shared between threads
-        root = parser.parse(data).root_node
+    with bash.lock:
+        root = bash.parser.parse(data).root_node
         for _ in range(4):  # `! ! { a; }` needs two rounds
             spans = _misparsed_keywords(root) if b"time" in data or b"!" in data else []
             if not spans:
@@ -141,7 +140,7 @@ def _parse(text: str) -> tuple[Node, bytes]:
             for start, end in spans:
                 blanked[start:end] = ascii_blanked[start:end] = b" " * (end - start)
             source, data = bytes(blanked), bytes(ascii_blanked)
-            root = parser.parse(data).root_node
+            root = bash.parser.parse(data).root_node
     return root, source
 
 
@@ -185,7 +184,7 @@ def classify(command: str) -> Effect:
     if not command.strip():
         return Effect(READ_ONLY, reasons=("empty command: nothing runs",))
     try:
-        _PARSER or _load()
+        _bash()
         return _Walker().top(command)
     except RecursionError:
         return Effect(UNKNOWN, reasons=("the command nests too deeply to analyse: effect unknown",))
