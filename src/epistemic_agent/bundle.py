@@ -10,45 +10,34 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from pathlib import Path
 
+from .bundle_format import (
+    ANCHOR,
+    BLOCK,
+    EVIDENCE,
+    FORMAT,
+    FORMAT_VERSION,
+    HEX64,
+    HTML,
+    JOURNAL,
+    MANIFEST,
+    PAGES,
+    REPORT,
+    SEALS,
+    Entry,
+    small_file,
+)
 from .errors import UsageError
-from .structs import struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any, BinaryIO
+    from typing import Any
 
     from .evidence_check import Listing
     from .journal import Record
     from .sessions import Loaded
-
-FORMAT = "epistemic-audit-bundle"
-FORMAT_VERSION = 1
-MANIFEST = "manifest.json"
-JOURNAL = ".epistemic/journal.jsonl"
-ANCHOR = ".epistemic/head.json"
-EVIDENCE = ".epistemic/evidence/"
-SEALS = ".epistemic/seals/"
-PAGES = ".epistemic/report/"
-REPORT = "RATIONALE.md"
-HTML = "report.html"
-POLICY = "policy/"
-BLOCK = 1 << 20
-POLICY_CAP = 1 << 20  # policy files are small (policy_file.MAX_BYTES); a bigger one is not it
-HEX64 = re.compile(r"[0-9a-f]{64}")
-
-
-@struct
-class Entry:
-    """A file to put in the bundle: its name there, its role, and where its bytes come from."""
-
-    path: str
-    role: str
-    source: Path | None = None
-    data: bytes | None = None
 
 
 def export(target: Path, output: Path, force: bool) -> dict[str, Any]:
@@ -205,15 +194,6 @@ def _html(session: Loaded) -> tuple[bytes | None, str | None]:
         return None, f"the HTML report is not included: rendering failed ({error!r})"
 
 
-def small_file(path: Path, cap: int = POLICY_CAP) -> bytes | None:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(cap + 1)
-    except OSError:
-        return None
-    return data if len(data) <= cap else None
-
-
 def _evidence(session: Loaded, entries: list[Entry], notes: list[str]) -> dict[str, Any]:
     """Every blob the journal references; the missing ones are noted, not invented."""
     store = session.journal.parent / "evidence"
@@ -341,17 +321,3 @@ def _place(temp: Path, output: Path, force: bool) -> None:
         if output.exists():
             raise UsageError(f"{output} exists; pass --force to replace it") from None
         os.replace(temp, output)
-
-
-def sha256_stream(stream: BinaryIO, limit: int, sink: BinaryIO | None = None) -> tuple[str, int]:
-    """Hash a stream, reading at most `limit + 1` bytes (so a lying size is seen, not obeyed)."""
-    digest, count = hashlib.sha256(), 0
-    while count <= limit:
-        block = stream.read(min(BLOCK, limit + 1 - count))
-        if not block:
-            break
-        digest.update(block)
-        count += len(block)
-        if sink is not None:
-            sink.write(block)
-    return digest.hexdigest(), count

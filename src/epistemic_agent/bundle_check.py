@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from .bundle import ANCHOR, EVIDENCE, JOURNAL, MANIFEST, SEALS, sha256_stream
+from .bundle_format import ANCHOR, EVIDENCE, JOURNAL, MANIFEST, SEALS, sha256_stream
 from .bundle_manifest import Listed, folder_entry, listed_files, read_manifest, unsafe
 from .errors import UsageError
 from .safetext import visible

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from .bundle import FORMAT, HEX64, JOURNAL, MANIFEST, sha256_stream
+from .bundle_format import FORMAT, HEX64, JOURNAL, MANIFEST, sha256_stream
 from .errors import UsageError
 from .structs import struct
 
