@@ -698,3 +698,15 @@ def test_cli_no_stream_and_responses_provider(server: FakeServer, tmp_path: Path
     assert wire.results(second)[0][0] == "call_1"
     stop = events(done.stdout)[-1]
     assert stop["spend"]["model_calls"] == 2 and stop["spend"]["cost"] > 0
+
+
+def test_every_registered_provider_is_a_provider(tmp_path: Path) -> None:
+    from epistemic_agent.providers import PROVIDER_CLASSES, Provider, provider_class
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"final": "done"}]))
+    for kind in PROVIDER_CLASSES:
+        model = str(script) if kind == "replay" else MODEL
+        made = make_provider(f"{kind}:{model}", base_url="http://127.0.0.1:9/v1")
+        assert isinstance(made, provider_class(kind)) and isinstance(made, Provider)
+        assert made.name == kind

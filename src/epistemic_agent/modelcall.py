@@ -244,7 +244,7 @@ def declared_act(tool: str | None, arguments: Any) -> str | None:
 def reason_share(turn: Turn) -> dict[str, int | None]:
     """Characters of the turn's output spent on `reason` fields, and the output tokens that
     share stands for (an estimate: output tokens split by character share)."""
-    from .providers.openai_chat import arguments_text
+    from .providers.openai_common import arguments_text
 
     reasons = sum(
         len(r) for c in turn.calls if isinstance(r := parsed(c.arguments).get("reason"), str)

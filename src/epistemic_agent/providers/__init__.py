@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import Any
 
 from .base import ModelOptions, ModelSpecError, Provider, ProviderError
 
-PROVIDERS = ("openai", "openai-responses", "anthropic", "replay")
+#: Each provider by name and the import path of its class, as mini-swe-agent names its
+#: environments: a provider's SDK is imported only when the provider is made.
+PROVIDER_CLASSES: dict[str, str] = {
+    "openai": "epistemic_agent.providers.openai_chat.OpenAIProvider",
+    "openai-responses": "epistemic_agent.providers.openai_responses.OpenAIResponsesProvider",
+    "anthropic": "epistemic_agent.providers.anthropic_messages.AnthropicProvider",
+    "replay": "epistemic_agent.providers.replay.ReplayProvider",
+}
+PROVIDERS = tuple(PROVIDER_CLASSES)
+
+
+def provider_class(kind: str) -> Any:
+    """The class registered under `kind` (one of PROVIDERS)."""
+    module_name, _, class_name = PROVIDER_CLASSES[kind].rpartition(".")
+    return getattr(importlib.import_module(module_name), class_name)
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -35,51 +51,38 @@ def make_provider(
     `replay:session.json`. `options` default to the built-in table's entry for the model."""
     kind, model = split_spec(spec)
     if kind == "replay":
-        from .replay import ReplayProvider, ScriptError
+        from .replay import ScriptError
 
         try:
-            return ReplayProvider(Path(model))
+            made: Provider = provider_class(kind)(Path(model))
         except ScriptError as error:
             raise ModelSpecError(str(error)) from None
+        return made
     if options is None:
         from ..models import lookup
 
         options = ModelOptions(lookup(kind, model, {}))
-    if kind == "anthropic":
-        from .anthropic_messages import AnthropicProvider
-
-        return AnthropicProvider(
-            model,
-            base_url=base_url,
-            api_key_env=api_key_env or "ANTHROPIC_API_KEY",
-            timeout=timeout,
-            options=options,
-        )
-    key_env = api_key_env or "OPENAI_API_KEY"
+    default_env = "ANTHROPIC_API_KEY" if kind == "anthropic" else "OPENAI_API_KEY"
+    settings: dict[str, Any] = {
+        "base_url": base_url,
+        "api_key_env": api_key_env or default_env,
+        "timeout": timeout,
+        "options": options,
+    }
     if kind == "openai-responses":
-        from .openai_responses import OpenAIResponsesProvider
-
-        return OpenAIResponsesProvider(
-            model,
-            base_url=base_url,
-            api_key_env=key_env,
-            timeout=timeout,
-            options=options,
-            summary=summary,
-        )
-    from .openai_chat import OpenAIProvider
-
-    return OpenAIProvider(
-        model, base_url=base_url, api_key_env=key_env, timeout=timeout, options=options
-    )
+        settings["summary"] = summary
+    made = provider_class(kind)(model, **settings)
+    return made
 
 
 __all__ = [
     "PROVIDERS",
+    "PROVIDER_CLASSES",
     "ModelOptions",
     "ModelSpecError",
     "Provider",
     "ProviderError",
     "make_provider",
+    "provider_class",
     "split_spec",
 ]

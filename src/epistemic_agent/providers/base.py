@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..models import ModelInfo
 from ..structs import field, struct
@@ -145,6 +145,7 @@ class ModelOptions:
         return self.max_output or self.info.max_output
 
 
+@runtime_checkable
 class Provider(Protocol):
     """A model behind the loop: given the system prompt and transcript, produce one turn.
     A provider whose `streams` is true also takes a StreamSink as a third argument."""

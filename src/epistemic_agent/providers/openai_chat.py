@@ -6,15 +6,12 @@ history, serialised the same way), so automatic prefix caching applies; `prompt_
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ..models import ModelInfo
 from ..tools import openai_tools
 from .base import (
     AssistantMessage,
     Message,
-    ModelOptions,
     ProviderError,
     StreamSink,
     ToolCall,
@@ -22,40 +19,17 @@ from .base import (
     Turn,
     Usage,
     UserMessage,
-    api_key,
     call_sdk,
 )
+from .openai_common import OpenAIClient, arguments_text
 from .streams import count, events, get, incomplete
 
-OPENAI_HOST = "api.openai.com"
 
-
-class OpenAIProvider:
+class OpenAIProvider(OpenAIClient):
     """Any server that speaks Chat Completions: OpenAI, vLLM, llama.cpp, Ollama, OpenRouter..."""
 
     name = "openai"
     streams = True
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        timeout: float = 600.0,
-        options: ModelOptions | None = None,
-    ) -> None:
-        import openai
-
-        key, self.key_hint = api_key(api_key_env, base_url, "OpenAI")
-        self.model = model
-        self.options = options or ModelOptions(ModelInfo(model))
-        self.cache_key: str | None = self.options.cache_key
-        self.takes_cache_key = takes_cache_key(base_url, self.options.info)
-        self.client = openai.OpenAI(
-            api_key=key or "not-set", base_url=base_url, timeout=timeout, max_retries=0
-        )
-        self._sdk = openai
 
     def request(self, system: str, messages: list[Message]) -> dict[str, Any]:
         options = self.options
@@ -87,17 +61,6 @@ class OpenAIProvider:
         return assemble(events(self._sdk, self.key_hint, stream), sink)
 
 
-def takes_cache_key(base_url: str | None, info: ModelInfo) -> bool:
-    """OpenAI's own API takes `prompt_cache_key`; other servers only when configured to."""
-    if info.prompt_cache_key is not None:
-        return info.prompt_cache_key
-    if base_url is None:
-        return True
-    from urllib.parse import urlsplit
-
-    return urlsplit(base_url).hostname == OPENAI_HOST
-
-
 def to_openai(messages: list[Message]) -> list[dict[str, Any]]:
     """The neutral transcript as Chat Completions messages."""
     out: list[dict[str, Any]] = []
@@ -115,13 +78,6 @@ def to_openai(messages: list[Message]) -> list[dict[str, Any]]:
                 for r in message.results
             ]
     return out
-
-
-def arguments_text(arguments: Any) -> str:
-    """Arguments as the wire carries them: the string the model sent, or JSON."""
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments, ensure_ascii=False, default=str)
 
 
 def _tool_call(call: ToolCall) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import ModelInfo
 from ..tools import responses_tools
 from .base import (
     AssistantMessage,
@@ -22,14 +21,13 @@ from .base import (
     Turn,
     Usage,
     UserMessage,
-    api_key,
     call_sdk,
 )
-from .openai_chat import arguments_text, takes_cache_key
+from .openai_common import OpenAIClient, arguments_text
 from .streams import count, events, get, incomplete, mid_stream_error
 
 
-class OpenAIResponsesProvider:
+class OpenAIResponsesProvider(OpenAIClient):
     name = "openai-responses"
     streams = True
 
@@ -43,18 +41,10 @@ class OpenAIResponsesProvider:
         options: ModelOptions | None = None,
         summary: str | None = "auto",
     ) -> None:
-        import openai
-
-        key, self.key_hint = api_key(api_key_env, base_url, "OpenAI")
-        self.model = model
-        self.options = options or ModelOptions(ModelInfo(model))
-        self.summary = summary
-        self.cache_key: str | None = self.options.cache_key
-        self.takes_cache_key = takes_cache_key(base_url, self.options.info)
-        self.client = openai.OpenAI(
-            api_key=key or "not-set", base_url=base_url, timeout=timeout, max_retries=0
+        super().__init__(
+            model, base_url=base_url, api_key_env=api_key_env, timeout=timeout, options=options
         )
-        self._sdk = openai
+        self.summary = summary
 
     @property
     def reasons(self) -> bool:
