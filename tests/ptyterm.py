@@ -91,6 +91,10 @@ class Terminal:
             ]
             return [line.rstrip() for line in above + list(self.screen.display)]
 
+    def last_line(self) -> str:
+        """The last line on the screen that is not blank."""
+        return next((line for line in reversed(self.display()) if line.strip()), "")
+
     def wait_for(
         self, found: Callable[[], bool] | str, timeout: float = 20, what: str = ""
     ) -> None:

@@ -50,7 +50,7 @@ class LiveEvents:
 
     def model_started(self, step: int) -> None:
         self._end_stream()
-        self.activity.start("waiting for the model")
+        self.activity.start("waiting for the model", what="answer")
 
     def model_delta(self, step: int, kind: str, text: str) -> None:
         """The model's text (and its thinking, dimmer) as it arrives."""

@@ -83,13 +83,17 @@ class Activity:
         self._tail: Tail | None = None
         self._started = 0.0
         self._stopping = threading.Event()
+        self._what = "call"
 
     @property
     def active(self) -> bool:
         return self._live is not None
 
-    def start(self, label: str, tail: Tail | None = None) -> None:
+    def start(self, label: str, tail: Tail | None = None, what: str = "call") -> None:
+        """Show `label` and its elapsed time (and `tail`) until `stop`; `what` the first
+        Ctrl-C lets finish."""
         self.stop()
+        self._what = what
         if not self.console.is_terminal or self.console.is_dumb_terminal:
             return  # no cursor tricks off a terminal: the lines around it say it all
         from rich.live import Live
@@ -136,9 +140,9 @@ class Activity:
         frame = SPINNER[int(elapsed * REFRESH * 2) % len(SPINNER)]
         line = Text(f"{INDENT}{frame} {self._label} {elapsed:.1f} s", style="cyan")
         if self._stopping.is_set():
-            line.append(" · stopping after this call; Ctrl-C again aborts it", style="yellow")
+            line.append(f" · stopping after this {self._what}; Ctrl-C again aborts it", "yellow")
         else:
-            line.append(" · Ctrl-C stops after this call", style="dim")
+            line.append(f" · Ctrl-C stops after this {self._what}", style="dim")
         rows: list[Text] = [line]
         for stream, text in self._tail.lines() if self._tail is not None else []:
             style = "red dim" if stream == "stderr" else "dim"
