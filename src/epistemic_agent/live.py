@@ -126,6 +126,8 @@ class LiveEvents:
 
     def summary(self, session: Session, stop: Stop) -> None:
         """`run` and `demo`: the answer, then what the session came to, with copyable paths."""
+        from rich.text import Text
+
         self.activity.stop()
         self._end_stream()
         totals = session.report.totals
@@ -142,8 +144,9 @@ class LiveEvents:
             f"journal head: {session.journal.position.head} (line "
             f"{session.journal.position.lines}; check with epistemic verify --expect-head)",
         ]
-        if stop.final and not self._streamed_final:
-            lines[1:1] = ["", printable(stop.final.strip()), ""]
+        if stop.final and not self._streamed_final:  # wrapped to the terminal, as prose is
+            self.console.print()
+            self.console.print(Text(printable(stop.final.strip())))
         for line in lines:  # never wrapped: paths must stay copyable
             self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
