@@ -145,11 +145,17 @@ class Recorder:
     def model_finished(self, step: int, turn: Any, latency: float) -> None:
         self.seen.append(("finished", step, turn))
 
+    def call_started(self, record: Any) -> None:
+        self.seen.append(("call-start", record["seq"]))
+
     def call_finished(self, step: int, result: Any, command: str) -> None:
         self.seen.append(("call", step, command))
 
     def notice(self, text: str) -> None:
         self.seen.append(("notice", text))
+
+    def interrupt_requested(self) -> bool:
+        return False
 
     def deltas(self, kind: str = "text") -> list[str]:
         return [item[3] for item in self.seen if item[0] == "delta" and item[2] == kind]

@@ -880,8 +880,15 @@ def test_json_output_is_json_lines_only(ws: Path, tmp_path: Path) -> None:
     events = json_lines(done.stdout)  # every line parses
     assert all(isinstance(e, dict) and "event" in e for e in events)
     kinds = [e["event"] for e in events]
-    assert set(kinds) <= {"model-start", "model", "call", "notice", "stop"}
+    assert set(kinds) <= {"model-start", "model", "call-start", "call", "notice", "stop"}
     assert kinds.count("model-start") == kinds.count("model") == 6
+    starts = [e for e in events if e["event"] == "call-start"]
+    assert [s["seq"] for s in starts] == [1, 3, 4, 5]  # a rejected call never starts
+    assert starts[0]["reason"] == LOOK and starts[0]["act"] == "collect-info"
+    for start in starts:  # each one before its call's end
+        assert events.index(start) < next(
+            i for i, e in enumerate(events) if e["event"] == "call" and e["seq"] == start["seq"]
+        )
     call_events = [e for e in events if e["event"] == "call"]
     assert [(c["seq"], c["status"]) for c in call_events] == [
         (1, "ran"),
@@ -914,27 +921,38 @@ def test_json_output_on_a_failing_stop(ws: Path, tmp_path: Path, main: Runner) -
     assert (events[-1]["reason"], events[-1]["exit_code"]) == ("provider-error", 5)
 
 
-LIVE_LINE = re.compile(r"^\s*(\d+)\s+(\S+)\s+(ran, failed|ran|rejected \S+)\s+\d+\.\d\ds\s+(.*)$")
+LIVE_ROW = re.compile(r"^([●⊘]) +(\d+) (\S+) +(.*)$")  # mark, seq, act (or rejected), command
+LIVE_END = re.compile(r"^ +([✓✗]) \d+\.\d\d s(.*)$")
 
 
-def test_live_output_has_one_line_per_call_and_a_summary(ws: Path, tmp_path: Path) -> None:
+def test_live_output_has_a_row_per_call_and_a_summary(ws: Path, tmp_path: Path) -> None:
     turns = [
         calls(bash("ls -a", "collect-info"), bash("ls", "explore")),
-        calls(bash("exit 1", "test-hypothesis", HYPOTHESIS)),
+        calls(
+            bash("echo first; echo 'the real reason' >&2; exit 1", "test-hypothesis", HYPOTHESIS)
+        ),
         *HAPPY[1:],
     ]
     script = write_script(tmp_path, turns)
     done = run_cli(ws, script)
     assert done.returncode == 0, done.stderr
-    rows = [m.groups() for line in done.stdout.splitlines() if (m := LIVE_LINE.match(line))]
+    lines = done.stdout.splitlines()
+    rows = [m.groups() for line in lines if (m := LIVE_ROW.match(line))]
     assert rows == [
-        ("1", "collect-info", "ran", "ls -a"),
-        ("1", "-", "rejected type-unknown", "ls"),
-        ("2", "test-hypothesis", "ran, failed", "exit 1"),
-        ("3", "change-state", "ran", "write_file hello.py"),
-        ("4", "change-state", "ran", "python3 hello.py > out.txt"),
-        ("5", "verify", "ran", "grep -qx hello out.txt"),
+        ("●", "1", "collect-info", "ls -a"),
+        ("⊘", "2", "rejected", "ls"),
+        ("●", "3", "test-hypothesis", "echo first; echo 'the real reason' >&2; exit 1"),
+        ("●", "4", "change-state", "write_file hello.py (15 bytes)"),
+        ("●", "5", "change-state", "python3 hello.py > out.txt"),
+        ("●", "6", "verify", "grep -qx hello out.txt"),
     ]
+    ends = [m.groups() for line in lines if (m := LIVE_END.match(line))]
+    assert [mark for mark, _ in ends] == ["✓", "✗", "✓", "✓", "✓"]
+    assert ends[1][1] == " · exit 1 · the real reason"  # the line that says why
+    first = lines.index(next(line for line in lines if LIVE_ROW.match(line)))
+    assert lines[first + 1].strip() == LOOK  # the reason, under the row
+    rejected = lines.index(next(line for line in lines if line.startswith("⊘")))
+    assert lines[rejected + 1].strip().startswith("type-unknown: ")
     out = done.stdout
     assert FINAL in out
     assert "stopped: finished (the model answered without tool calls)" in out
@@ -1269,18 +1287,20 @@ def test_live_events_show_a_spinner_during_model_calls_on_a_terminal() -> None:
 
     from rich.console import Console
 
-    from epistemic_agent.frontend import LiveEvents
+    from epistemic_agent.live import LiveEvents
+    from epistemic_agent.live_tail import Activity
     from epistemic_agent.providers.base import Turn
 
     events = LiveEvents(io.StringIO())
     events.console = Console(file=io.StringIO(), force_terminal=True)
+    events.activity = Activity(events.console)
     events.model_started(1)
-    assert events._status is not None  # the spinner runs while the model thinks
+    assert events.activity.active  # the running line turns while the model thinks
     events.model_finished(1, Turn("done"), 0.1)
-    assert events._status is None
+    assert not events.activity.active
     plain = LiveEvents(io.StringIO())  # not a terminal: no spinner, lines only
     plain.model_started(1)
-    assert plain._status is None
+    assert not plain.activity.active
 
 
 def test_run_prints_the_journal_head_at_the_end(ws: Path, tmp_path: Path) -> None:

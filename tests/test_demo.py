@@ -81,12 +81,17 @@ def test_demo_exits_0_and_says_what_it_did(demo: tuple[Any, Path]) -> None:
     assert "FAIL" not in stdout
 
 
-def test_demo_shows_one_line_per_call(demo: tuple[Any, Path]) -> None:
-    done, _ = demo
+def test_demo_shows_one_row_per_call_numbered_as_the_journal(demo: tuple[Any, Path]) -> None:
+    done, out = demo
     lines = done.stdout.splitlines()
-    assert any("rejected type-unknown" in line for line in lines)
+    rows = [line.split() for line in lines if line[:1] in ("●", "⊘")]
+    rejected = [row for row in rows if row[0] == "⊘"]
+    assert [row[2] for row in rejected] == ["rejected"]
+    assert any(line.strip().startswith("type-unknown: ") for line in lines)
     for act in ("collect-info", "test-hypothesis", "setup", "change-state", "revert", "verify"):
-        assert any(line.split()[1:2] == [act] for line in lines if line.strip()), act
+        assert any(row[2] == act for row in rows), act
+    seqs = [r["seq"] for r in journal(out) if r["kind"] in ("call", "rejected")]
+    assert [int(row[1]) for row in rows] == seqs  # one numbering: the journal's
 
 
 def test_demo_uses_the_given_directory(demo: tuple[Any, Path]) -> None:
@@ -198,7 +203,7 @@ def test_demo_json_in_a_fresh_temporary_directory(tmp_path: Path) -> None:
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events
     kinds = [e["event"] for e in events]
-    assert set(kinds) <= {"notice", "model-start", "model", "call", "stop", "oracle"}
+    assert set(kinds) <= {"notice", "model-start", "model", "call-start", "call", "stop", "oracle"}
     assert "scripted model" in events[0]["text"].lower()
     assert any(e["event"] == "notice" and e["text"] == f"workspace: {made}" for e in events)
     calls = [e for e in events if e["event"] == "call"]

@@ -493,6 +493,7 @@ def test_cli_run_against_the_fake_server(server: FakeServer, tmp_path: Path) -> 
         "notice",
         "model-start",
         "model",
+        "call-start",
         "call",
         "model-start",
         "model",
@@ -501,7 +502,8 @@ def test_cli_run_against_the_fake_server(server: FakeServer, tmp_path: Path) -> 
     assert "no price is known for model 'test-model'" in seen[0]["text"]
     assert seen[2]["cost"] is None
     seen = seen[1:]
-    call = seen[2]
+    assert (seen[2]["seq"], seen[2]["command"]) == (1, "echo hi")  # call-start
+    call = seen[3]
     assert (call["status"], call["returncode"], call["stdout"], call["command"]) == (
         "ran",
         0,

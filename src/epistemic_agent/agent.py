@@ -134,7 +134,8 @@ class Agent:
                 results.append(ToolResult(str(call.id), "not run: the session was stopped", True))
                 continue
             result = self._dispatch(original, call)
-            self.events.call_finished(step, result, _command_of(call))
+            command, _ = self.session.guard.scrub(_command_of(call))  # shown as it is recorded
+            self.events.call_finished(step, result, command)
             refused = result.status in ("rejected", "denied")
             failed = refused or not result.ok
             stored = tuple((name, ref["sha256"]) for name, ref in result.evidence.items())
@@ -169,7 +170,7 @@ class Agent:
                         given=call.arguments,
                     )
                 )
-        return self.session.call(tool, arguments)
+        return self.session.call(tool, arguments, on_declared=self.events.call_started)
 
     def _should_stop(self) -> bool:
         """Whether Ctrl-C asked to stop; the first time, journal the interruption."""
@@ -190,7 +191,8 @@ class Agent:
             if self._stop_requested:
                 raise KeyboardInterrupt
             self._stop_requested = True
-            os.write(2, b"\nstopping after the current call; Ctrl-C again aborts it\n")
+            if not self.events.interrupt_requested():  # a front end that shows it itself
+                os.write(2, b"\nstopping after the current call; Ctrl-C again aborts it\n")
 
         previous = signal.signal(signal.SIGINT, handle)
         try:

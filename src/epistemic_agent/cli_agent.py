@@ -34,7 +34,9 @@ def register(sub: Any) -> None:
         "repl",
         help="interactive: each message continues the same session",
         description="Read messages from the terminal (or piped stdin), one per "
-        "line; each continues the same session and journal. Ctrl-D ends.",
+        "line; each continues the same session and journal. On a terminal: line "
+        "editing, history across sessions, /help for the slash commands; Ctrl-C "
+        "clears the line or stops the running call, Ctrl-D ends.",
     )
     _agent_options(p)
     p.set_defaults(handler=_cmd_repl)
@@ -51,6 +53,7 @@ def register(sub: Any) -> None:
         help="where to put the workspace (default: a new temporary directory)",
     )
     p.add_argument("--json", action="store_true", help="print events as JSON lines")
+    color_option(p)
     p.set_defaults(handler=_cmd_demo)
     from .cli_models import register as register_models
 
@@ -114,6 +117,16 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     )
     add_model_options(p)
     policy_options(p)
+    color_option(p)
+
+
+def color_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-color",
+        action="store_true",
+        help="no colour in the live view (also: the NO_COLOR variable, or output that is "
+        "not a terminal)",
+    )
 
 
 def _hiding(args: argparse.Namespace) -> dict[str, Any]:
@@ -170,7 +183,11 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
         max_rejections=args.max_rejections,
         context_window=args.context_window,
     )
-    return session, Agent(session, provider, config, _events(args))
+    events = _events(args)
+    follow = getattr(events, "follow", None)
+    if follow is not None:
+        follow(session)  # the live view tails the session's running commands
+    return session, Agent(session, provider, config, events)
 
 
 def _prepare_or_report(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any] | None:
@@ -187,9 +204,12 @@ def _prepare_or_report(args: argparse.Namespace, header: dict[str, Any]) -> tupl
 
 
 def _events(args: argparse.Namespace) -> Any:
-    from .frontend import JsonEvents, LiveEvents
+    from .frontend import JsonEvents
+    from .live import LiveEvents
 
-    return JsonEvents() if getattr(args, "json", False) else LiveEvents()
+    if getattr(args, "json", False):
+        return JsonEvents()
+    return LiveEvents(color=False if getattr(args, "no_color", False) else None)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -210,23 +230,15 @@ def _cmd_repl(args: argparse.Namespace) -> int:
     if prepared is None:
         return EXIT_PROVIDER
     session, agent = prepared
-    interactive = sys.stdin.isatty()
-    stop = None
+    from .repl import Repl
+
     with session:
-        while True:
-            if interactive:
-                print("epistemic> ", end="", flush=True)
-            line = sys.stdin.readline()
-            if not line:
-                break
-            if not line.strip():
-                continue
-            stop = agent.run(line.strip())
-            agent.events.summary(session, stop)
-    return 0 if stop is None else int(stop.exit_code)
+        model = args.model or os.environ.get("EPISTEMIC_MODEL", "")
+        return Repl(session, agent, agent.events, model).run()
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    return run_demo(Path(args.out) if args.out else None, json_events=args.json)
+    color = False if args.no_color else None
+    return run_demo(Path(args.out) if args.out else None, json_events=args.json, color=color)

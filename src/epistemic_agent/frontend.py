@@ -1,4 +1,5 @@
-"""What `epistemic run`, `repl` and `demo` print: live lines and a summary, or JSON lines."""
+"""What `epistemic run`, `repl` and `demo` print as JSON lines (`--json`), and the text helpers
+the live view (live.py) shares."""
 
 from __future__ import annotations
 
@@ -7,93 +8,10 @@ import sys
 from typing import Any, TextIO
 
 from .agent import Stop
+from .journal import Record
 from .providers.base import Turn
 from .session import CallResult, Session
 from .spend import Spend, dollars
-
-
-class LiveEvents:
-    """One line per call and a spinner during model calls (rich, on a terminal)."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        from rich.console import Console
-
-        self.console = Console(file=stream or sys.stdout, highlight=False)
-        self._status: Any = None
-        self._streaming: str | None = None  # the kind of text being streamed, if any
-
-    def model_started(self, step: int) -> None:
-        if self.console.is_terminal:
-            self._status = self.console.status(f"step {step}: waiting for the model…")
-            self._status.start()
-
-    def model_delta(self, step: int, kind: str, text: str) -> None:
-        """The model's text (and thinking, dimmer) as it arrives."""
-        from rich.text import Text
-
-        self._stop_status()
-        if self._streaming is not None and self._streaming != kind:
-            self.console.print()
-        self._streaming = kind
-        style = "dim italic" if kind == "thinking" else "dim"
-        self.console.print(Text(printable(text), style=style), end="", soft_wrap=True)
-
-    def model_finished(self, step: int, turn: Turn, latency: float) -> None:
-        self._stop_status()
-        if self._streaming is not None:
-            self.console.print()
-            self._streaming = None
-        elif turn.text and turn.calls:  # not streamed; a final answer comes in the summary
-            self.console.print(printable(turn.text), style="dim", markup=False, soft_wrap=True)
-        line = usage_line(turn)
-        if line:
-            self.console.print(line, style="dim", markup=False, soft_wrap=True)
-
-    def _stop_status(self) -> None:
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
-
-    def call_finished(self, step: int, result: CallResult, command: str) -> None:
-        status = "ran" if result.status == "ran" else f"{result.status} {result.rule}"
-        if result.status == "ran" and not result.ok:
-            status = "ran, failed"
-        act = result.act or "-"
-        head = f"{step:>3}  {act:<15} {status:<12} {result.duration:6.2f}s  "
-        width = max(self.console.width - len(head), 10)
-        flat = " ".join(command.split())
-        if result.tool != "bash":
-            flat = f"{result.tool} {flat}".strip()
-        if len(flat) > width:
-            flat = flat[: width - 1] + "…"
-        colour = "green" if result.ok else ("red" if result.status != "ran" else "yellow")
-        from rich.text import Text  # plain text: a command's brackets are not markup
-
-        self.console.print(Text(head, style=colour) + Text(flat), soft_wrap=True)
-
-    def notice(self, text: str) -> None:
-        self.model_finished(0, Turn(""), 0.0)
-        self.console.print(text, style="bold", markup=False, soft_wrap=True)
-
-    def summary(self, session: Session, stop: Stop) -> None:
-        totals = session.report.totals
-        acts = ", ".join(f"{act} {n}" for act, n in totals.counts.items() if n) or "none"
-        model = totals.model
-        lines = [
-            "",
-            f"stopped: {stop.reason} ({stop.message})",
-            f"calls by act (the whole session so far): {acts}",
-            f"rejections: {sum(totals.rejected.values())}, reverts: {len(totals.dead_ends)}",
-            f"model calls: {model.get('calls', 0)}, tokens: {_tokens(model)}",
-            *spend_lines(totals.spend),
-            f"report: {session.layout.report}",
-            f"journal head: {session.journal.position.head} (line "
-            f"{session.journal.position.lines}; check with epistemic verify --expect-head)",
-        ]
-        if stop.final:
-            lines[1:1] = ["", stop.final.strip(), ""]
-        for line in lines:  # never wrapped: paths must stay copyable
-            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 class JsonEvents:
@@ -128,11 +46,21 @@ class JsonEvents:
     def model_delta(self, step: int, kind: str, text: str) -> None:
         pass  # the whole text comes with the `model` event
 
+    def call_started(self, record: Record) -> None:
+        """The call as journaled, before it runs (or waits for approval)."""
+        policy = record.get("policy")
+        asked = isinstance(policy, dict) and policy.get("decision") == "ask"
+        fields = {key: record.get(key) for key in ("seq", "tool", "act", "command", "reason")}
+        self.emit("call-start", **fields, asked=asked)
+
     def call_finished(self, step: int, result: CallResult, command: str) -> None:
         self.emit("call", step=step, command=command, **result.to_json())
 
     def notice(self, text: str) -> None:
         self.emit("notice", text=text)
+
+    def interrupt_requested(self) -> bool:
+        return False  # the loop says it on stderr; the journal's `interrupt` record follows
 
     def summary(self, session: Session, stop: Stop) -> None:
         totals = session.report.totals
@@ -157,12 +85,12 @@ class JsonEvents:
         )
 
 
-def _tokens(model: Any) -> str:
-    if "prompt_tokens" not in model and "completion_tokens" not in model:
-        return "not reported"
-    return (
-        f"{model.get('prompt_tokens', 0)} prompt + {model.get('completion_tokens', 0)} completion"
-    )
+def __getattr__(name: str) -> Any:
+    if name == "LiveEvents":  # its old home; live.py imports this module's helpers
+        from .live import LiveEvents
+
+        return LiveEvents
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def printable(text: str) -> str:

@@ -8,6 +8,7 @@ import time
 from typing import Any, Protocol
 
 from .compaction import Compaction, Compactor
+from .journal import Record
 from .models import ModelInfo
 from .providers.base import Message, Provider, ProviderError, Turn, Usage
 from .session import CallResult, Session
@@ -31,8 +32,13 @@ class Events(Protocol):
     def model_started(self, step: int) -> None: ...
     def model_delta(self, step: int, kind: str, text: str) -> None: ...
     def model_finished(self, step: int, turn: Turn, latency: float) -> None: ...
+    def call_started(self, record: Record) -> None: ...
     def call_finished(self, step: int, result: CallResult, command: str) -> None: ...
     def notice(self, text: str) -> None: ...
+    def interrupt_requested(self) -> bool:
+        """The first Ctrl-C came (called from a signal handler: set a flag, no more); True
+        when the front end shows it, else the loop says so on stderr."""
+        ...
 
 
 class QuietEvents:
@@ -45,11 +51,17 @@ class QuietEvents:
     def model_finished(self, step: int, turn: Turn, latency: float) -> None:
         pass
 
+    def call_started(self, record: Record) -> None:
+        pass
+
     def call_finished(self, step: int, result: CallResult, command: str) -> None:
         pass
 
     def notice(self, text: str) -> None:
         pass
+
+    def interrupt_requested(self) -> bool:
+        return False
 
 
 @struct

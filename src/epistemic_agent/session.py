@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["CallResult", "OutputSink", "Session", "Settings"]
 
 OutputSink = Callable[[Execution], None]
+DeclaredSink = Callable[["Record"], None]  # the call as journaled, before it runs
 
 
 @struct(frozen=False)
@@ -285,9 +286,11 @@ class Session(PolicyCalls):
         args: object,
         on_output: OutputSink | None = None,
         cancel: Cancel | None = None,
+        on_declared: DeclaredSink | None = None,
     ) -> CallResult:
         """Gate, journal and run one call exactly as a model would send it. A `cancel` set
-        from another thread withdraws its approval request, or stops its command."""
+        from another thread withdraws its approval request, or stops its command.
+        `on_declared` hears the call record as journaled (its seq included), before it runs."""
         verdict = check(tool, args, self.gate)
         effect = None
         if isinstance(verdict, Call) and verdict.path is not None:
@@ -320,6 +323,8 @@ class Session(PolicyCalls):
             self._publish()
             self._running[seq] = set(self.report.history.pending) - {seq}
         try:
+            if on_declared is not None:
+                on_declared(dict(record))
             if decision.decision == "ask":
                 answer = self._ask(seq, verdict, effect, decision, cancel, declared)
                 if answer.decision == "cancelled":
@@ -583,6 +588,12 @@ class Session(PolicyCalls):
 
             self._reaper_made = Reaper()
         return self._reaper_made
+
+    @property
+    def capture_files(self) -> tuple[Path, Path]:
+        """Where a running command's stdout and stderr are being written (a live view may
+        read them while it runs; they are not the record: evidence is)."""
+        return self._capture
 
     def scratch_dir(self) -> Path:
         """This session's scratch folder, outside the workspace: $TMPDIR for its commands."""

@@ -40,19 +40,22 @@ def run_oracle(workspace: Path) -> tuple[bool, str]:
     return done.returncode == 0, (done.stdout + done.stderr).strip()
 
 
-def run_demo(out: Path | None, json_events: bool = False) -> int:
+def run_demo(out: Path | None, json_events: bool = False, color: bool | None = None) -> int:
     from ..agent import Agent
-    from ..frontend import JsonEvents, LiveEvents
+    from ..frontend import JsonEvents
+    from ..live import LiveEvents
     from ..providers.replay import ReplayProvider
     from ..session import Session
 
     workspace = prepare_workspace(out)
     task = (workspace / "task.md").read_text(encoding="utf-8").strip()
-    events = JsonEvents() if json_events else LiveEvents()
+    events = JsonEvents() if json_events else LiveEvents(color=color)
     events.notice(f"A scripted model plays this session (no real model, no API key): {SCRIPT}")
     events.notice(f"workspace: {workspace}")
     provider = ReplayProvider(SCRIPT)
     with Session(workspace, header={"task": task, "model": f"replay:{SCRIPT}"}) as session:
+        if isinstance(events, LiveEvents):
+            events.follow(session)
         agent = Agent(session, provider, events=events)
         stop = agent.run(task)
         events.summary(session, stop)
