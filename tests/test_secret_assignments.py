@@ -126,6 +126,7 @@ def test_a_password_glued_to_its_option_goes(text: str, expected: str) -> None:
         "x := 1\nif n := len(a); n > 0 {",
         "<keyboard>us</keyboard><passwordPolicy>strict</passwordPolicy><token></token>",
         "mysql -u root -p db; mysql --port=3306; sshpass -f file ssh host",
+        "make the suite pass: run it again, then check the tests pass: all of them",
     ],
 )
 def test_what_names_no_secret_or_holds_none_is_left(text: str) -> None:

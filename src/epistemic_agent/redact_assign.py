@@ -78,6 +78,8 @@ _DOUBLE = re.compile(r'(?:[^"\\\n]|\\.)*')  # inside "...", escapes kept togethe
 _SINGLE = re.compile(r"[^'\n]*")
 _LEAD = re.compile(r"(?:[^\s:]+:\d+:)?[ \t\-+#*>]*")
 _WORD_STOP = re.compile(r"[\s,;)}\]\"'`]", re.ASCII)
+PROSE_KEYS = frozenset({"pass", "auth"})
+PROSE_WORD = 8  # a plain word this short after a bare `pass:` mid-line is prose
 #: A type annotation, not a value: `def login(password: str)`, `token: Optional[str] = None`.
 ANNOTATION = re.compile(
     r"(?:str|int|bytes|bool|float|string|number|boolean|any|object|None|SecretStr)"
@@ -201,8 +203,16 @@ def secret_value(text: str, found: Found) -> tuple[int, int] | None:
         return None
     if not _at_line_start(text, start):  # `log: password: VALUE`: one word (not a type)
         span = _quoted(text, at) or _until(text, at, _WORD_STOP)
-        return None if ANNOTATION.fullmatch(text, *span) else span
+        if ANNOTATION.fullmatch(text, *span) or _prose(key, text[span[0] : span[1]]):
+            return None
+        return span
     return _quoted(text, at) or _rest_of_line(text, at, start - text.rfind("\n", 0, start) - 1)
+
+
+def _prose(key: str, value: str) -> bool:
+    """`the tests pass: run them`: in the middle of a line, a bare `pass` or `auth` followed by
+    a short plain word is English, not a secret (`pass: hunter2` and `db_pass: x` still are)."""
+    return key.lower() in PROSE_KEYS and value.isalpha() and len(value) < PROSE_WORD
 
 
 def _at_line_start(text: str, start: int) -> bool:
