@@ -260,9 +260,8 @@ def test_happy_session_finishes_and_journals_every_step(ws: Path) -> None:
         assert records[declared + 1]["seq"] == c["seq"]
     (final_record,) = of_kind(records, "final")
     assert (final_record["step"], final_record["text"]) == (5, FINAL)
-    assert (records[-1]["kind"], records[-1]["stop"]) == ("closed", "finished")
-    assert records[-2]["kind"] == "stop"
-    assert records[-2]["reason"] == "finished"
+    assert records[-1]["kind"] == "stop"  # the Python API's session is not closed: no `closed`
+    assert records[-1]["reason"] == "finished"
     assert records[-1]["steps"] == 5
 
     result = verify_journal(ws / ".epistemic" / "journal.jsonl", ws / ".epistemic" / "head.json")
@@ -319,8 +318,9 @@ def test_happy_session_via_cli(ws: Path, tmp_path: Path) -> None:
     assert records[0]["kind"] == "session"
     assert records[0]["task"] == TASK
     assert records[0]["model"] == f"replay:{script}"
-    assert records[-1]["kind"] == "stop"
-    assert records[-1]["reason"] == "finished"
+    assert (records[-1]["kind"], records[-1]["stop"]) == ("closed", "finished")
+    assert records[-2]["kind"] == "stop"
+    assert records[-2]["reason"] == "finished"
     assert (ws / "out.txt").read_text() == "hello\n"
     assert epistemic("verify", str(ws)).returncode == 0
 
@@ -1297,6 +1297,7 @@ def test_run_prints_the_journal_head_at_the_end(ws: Path, tmp_path: Path) -> Non
     stop = json_lines(done.stdout)[-1]
     assert stop["journal_head"] == {"lines": head.lines, "head": head.head}
     script = write_script(tmp_path, [final()], name="again.json")
-    done = run_cli(ws, script, env=cli_env())
+    first = journal(ws)[0]["session"]
+    done = run_cli(ws, script, "--session", first, env=cli_env())
     head = verify_journal(ws / ".epistemic" / "journal.jsonl")
     assert f"journal head: {head.head} (line {head.lines};" in done.stdout
