@@ -259,3 +259,12 @@ def test_listing_ignores_foreign_folders_and_reads_torn_sessions(tmp_path: Path)
         handle.write(b'{"kind":"call"')
     entries = listing(ws)
     assert [(e.status, e.calls) for e in entries] == [("torn", 1)]
+
+
+def test_salvage_refuses_a_later_session_rather_than_move_the_first(tmp_path: Path) -> None:
+    _, rows = two_runs(tmp_path)
+    later = Path(rows[1]["journal"])
+    later.write_text(later.read_text().replace("echo one", "echo ONE"))
+    done = epistemic("verify", "--salvage", str(later))
+    assert done.returncode == 2 and "first session" in done.stderr, done.stderr
+    assert epistemic("verify", rows[0]["journal"]).returncode == 0  # untouched
