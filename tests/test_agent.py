@@ -260,7 +260,7 @@ def test_happy_session_finishes_and_journals_every_step(ws: Path) -> None:
         assert records[declared + 1]["seq"] == c["seq"]
     (final_record,) = of_kind(records, "final")
     assert (final_record["step"], final_record["text"]) == (5, FINAL)
-    assert records[-1]["kind"] == "stop"
+    assert records[-1]["kind"] == "stop"  # the Python API's session is not closed: no `closed`
     assert records[-1]["reason"] == "finished"
     assert records[-1]["steps"] == 5
 
@@ -318,8 +318,9 @@ def test_happy_session_via_cli(ws: Path, tmp_path: Path) -> None:
     assert records[0]["kind"] == "session"
     assert records[0]["task"] == TASK
     assert records[0]["model"] == f"replay:{script}"
-    assert records[-1]["kind"] == "stop"
-    assert records[-1]["reason"] == "finished"
+    assert (records[-1]["kind"], records[-1]["stop"]) == ("closed", "finished")
+    assert records[-2]["kind"] == "stop"
+    assert records[-2]["reason"] == "finished"
     assert (ws / "out.txt").read_text() == "hello\n"
     assert epistemic("verify", str(ws)).returncode == 0
 
@@ -699,7 +700,8 @@ def test_broken_journal_is_not_reported_as_max_steps(
     assert run_cli(ws, script, runner=main).returncode == 0
     path = ws / ".epistemic" / "journal.jsonl"
     path.write_text(path.read_text().replace(TASK, TASK + " (edited)", 1))
-    done = run_cli(ws, script, runner=main)
+    session_id = journal(ws)[0]["session"]
+    done = run_cli(ws, script, "--session", session_id, runner=main)
     assert_one_clear_line(done, "hash chain")
     assert done.returncode not in set(EXIT_CODES.values())
 
@@ -1036,7 +1038,8 @@ def test_repl_in_python_keeps_the_transcript(ws: Path, tmp_path: Path) -> None:
 def test_second_run_continues_the_journal(ws: Path, tmp_path: Path, main: Runner) -> None:
     script = write_script(tmp_path, [calls(bash("true")), final()])
     assert run_cli(ws, script, runner=main).returncode == 0
-    assert run_cli(ws, script, task="again", runner=main).returncode == 0
+    first = journal(ws)[0]["session"][:8]
+    assert run_cli(ws, script, "--session", first, task="again", runner=main).returncode == 0
     records = journal(ws)
     assert len(of_kind(records, "session")) == 1
     (run_record,) = of_kind(records, "run")
@@ -1110,7 +1113,8 @@ def test_one_ctrl_c_finishes_the_call_and_stops_before_the_next(ws: Path, tmp_pa
     assert outcome["duration"] >= 2.5
     assert "interrupted" not in outcome
     assert len(of_kind(records, "model")) == 1
-    stop = records[-1]
+    assert records[-1]["kind"] == "closed" and records[-1]["stop"] == "interrupted"
+    stop = records[-2]
     assert stop["kind"] == "stop"
     assert stop["reason"] == "interrupted"
     assert "Ctrl-C" in stop["message"]
@@ -1151,7 +1155,8 @@ def test_two_ctrl_c_abort_the_running_command(ws: Path, tmp_path: Path) -> None:
     assert outcome["seq"] == 1
     assert outcome["interrupted"] is True
     assert outcome["ok"] is False
-    stop = records[-1]
+    assert records[-1]["kind"] == "closed" and records[-1]["stop"] == "interrupted"
+    stop = records[-2]
     assert stop["kind"] == "stop"
     assert stop["reason"] == "interrupted"
     assert "second Ctrl-C" in stop["message"]
@@ -1312,6 +1317,7 @@ def test_run_prints_the_journal_head_at_the_end(ws: Path, tmp_path: Path) -> Non
     stop = json_lines(done.stdout)[-1]
     assert stop["journal_head"] == {"lines": head.lines, "head": head.head}
     script = write_script(tmp_path, [final()], name="again.json")
-    done = run_cli(ws, script, env=cli_env())
+    first = journal(ws)[0]["session"]
+    done = run_cli(ws, script, "--session", first, env=cli_env())
     head = verify_journal(ws / ".epistemic" / "journal.jsonl")
     assert f"journal head: {head.head} (line {head.lines};" in done.stdout

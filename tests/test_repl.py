@@ -60,8 +60,12 @@ def repl(ws: Path, tmp_path: Path, turns: list[dict[str, Any]], columns: int = 1
 
 
 def records(ws: Path, kind: str) -> list[dict[str, Any]]:
-    path = ws / ".epistemic" / "journal.jsonl"
-    lines = path.read_text(encoding="utf-8").splitlines()
+    """The records of this kind in every session of the workspace, oldest session first (each
+    `repl` starts a session of its own)."""
+    record = ws / ".epistemic"
+    journals = [record / "journal.jsonl", *sorted(record.glob("sessions/*/journal.jsonl"))]
+    journals.sort(key=lambda path: path.stat().st_mtime_ns)
+    lines = [line for path in journals for line in path.read_text("utf-8").splitlines()]
     return [r for r in map(json.loads, lines) if r.get("kind") == kind]
 
 

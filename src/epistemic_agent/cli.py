@@ -15,6 +15,8 @@ from .cliargs import (
     command_text,
     command_words,
     policy_options,
+    session_choice,
+    session_option,
     workspace_option,
 )
 from .errors import UsageError
@@ -165,6 +167,7 @@ def _register_exec(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     policy_options(p)
+    session_option(p, writer=True)
     command_option(p)
     p.set_defaults(handler=_cmd_exec)
 
@@ -182,6 +185,7 @@ def _register_tool(sub: Any) -> None:
     p.add_argument("--timeout", type=float, metavar="S")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     policy_options(p)
+    session_option(p, writer=True)
     p.set_defaults(handler=_cmd_tool)
 
 
@@ -189,9 +193,11 @@ def _register_readers(sub: Any) -> None:
     p = sub.add_parser("log", help="the session's calls, one merged record each")
     p.add_argument("dir", nargs="?", default=".", metavar="DIR")
     p.add_argument("--json", action="store_true", help="print a JSON array")
+    session_option(p)
     p.set_defaults(handler=_cmd_log)
     p = sub.add_parser("report", help="re-render RATIONALE.md from the journal")
     p.add_argument("dir", nargs="?", default=".", metavar="DIR")
+    session_option(p)
     p.set_defaults(handler=_cmd_report)
     from .cli_verify import register
 
@@ -216,9 +222,10 @@ def _open_session(args: argparse.Namespace) -> Any:
     waits = getattr(args, "approval_timeout", None)
     if waits is not None and not waits > 0:
         raise UsageError("--approval-timeout must be a positive number of seconds")
-    settings = Settings(approval_timeout=waits)
+    chosen = session_choice(args)
+    settings = Settings(approval_timeout=waits, session=chosen)
     if timeout is not None:
-        settings = Settings(timeout=timeout, approval_timeout=waits)
+        settings = Settings(timeout=timeout, approval_timeout=waits, session=chosen)
     session = Session(directory, settings, policy=chosen_policy(args))
     _warn_confinement(session)
     return session
@@ -334,11 +341,11 @@ def _print_text(result: Any, streamed: bool) -> None:
         print(f"epistemic: {result.outcome}", file=sys.stderr)
 
 
-def _journal_path(target: str) -> Path:
+def _journal_path(target: str, session: str | None = None) -> Path:
     from .layout import Layout
 
     path = Path(target)
-    journal = path if path.is_file() else Layout.find(path).journal
+    journal = path if path.is_file() else Layout.find(path, session).journal
     if not journal.is_file():
         raise UsageError(f"no journal at {journal}")
     return journal
@@ -348,7 +355,7 @@ def _cmd_log(args: argparse.Namespace) -> int:
     from .journal import read_records
     from .records import merge_calls
 
-    journal = _journal_path(args.dir)
+    journal = _journal_path(args.dir, session_choice(args))
     records, notes = read_records(journal)
     views = merge_calls(records)
     for note in notes:
@@ -368,7 +375,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .layout import Layout
     from .report import rebuild
 
-    journal = _journal_path(args.dir)
+    journal = _journal_path(args.dir, session_choice(args))
     layout = Layout.find(journal)
     position = rebuild(layout)
     print(f"{layout.report} re-rendered from {position.lines} journal line(s)")
@@ -465,6 +472,12 @@ def _register_init(sub: Any) -> None:
     register(sub)
 
 
+def _register_sessions(sub: Any) -> None:
+    from .cli_sessions import register
+
+    register(sub)
+
+
 def _register_agent(sub: Any) -> None:
     from .cli_agent import register
 
@@ -479,6 +492,8 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "repl": _register_agent,
     "demo": _register_agent,
     "models": _register_agent,
+    "sessions": _register_sessions,
+    "show": _register_sessions,
     "log": _register_readers,
     "report": _register_readers,
     "verify": _register_readers,

@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 
 from .cli_models import add_model_options, check_window, provider_from_args
-from .cliargs import chosen_policy, policy_options, workspace_option
+from .cliargs import (
+    chosen_policy,
+    policy_options,
+    session_choice,
+    session_option,
+    workspace_option,
+)
 from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -28,6 +34,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("task", help="the task, as you would tell a colleague")
     _agent_options(p)
+    p.add_argument(
+        "--resume",
+        metavar="ID",
+        help="continue that session's conversation with the model (its id or a unique "
+        "prefix): the messages so far are rebuilt from its journal, then TASK is the next one",
+    )
     p.add_argument("--json", action="store_true", help="print events as JSON lines")
     p.set_defaults(handler=_cmd_run)
     p = sub.add_parser(
@@ -118,6 +130,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     add_model_options(p)
     policy_options(p)
     color_option(p)
+    session_option(p, writer=True)
 
 
 def color_option(p: argparse.ArgumentParser) -> None:
@@ -169,7 +182,14 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     policy = named or workspace_policy(directory.resolve())
     hiding = _hiding(args)
     provider, _ = provider_from_args(args, spec)
-    settings = Settings(timeout=args.timeout, approval_timeout=waits, **hiding)
+    chosen = _chosen_session(args)
+    settings = Settings(
+        timeout=args.timeout,
+        approval_timeout=waits,
+        session=chosen,
+        owns_session=True,
+        **hiding,
+    )
     check_window(args, provider, settings.min_reason)
     facts = {"model": spec, **header}
     session = Session(directory, settings, facts, policy, policy_implicit=named is None)
@@ -184,10 +204,32 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
         context_window=args.context_window,
     )
     events = _events(args)
+    agent = Agent(session, provider, config, events)
+    if getattr(args, "resume", None) is not None:
+        from .journal import read_records
+        from .resume import rebuild
+
+        records, _ = read_records(session.layout.journal)
+        agent.messages = rebuild(records, session.layout.evidence, settings.output_limit)
     follow = getattr(events, "follow", None)
     if follow is not None:
         follow(session)  # the live view tails the session's running commands
-    return session, Agent(session, provider, config, events)
+    return session, agent
+
+
+def _chosen_session(args: argparse.Namespace) -> str | None:
+    """--session ID|new, or --resume ID (which names the session whose conversation goes on)."""
+    chosen = session_choice(args)
+    resume = getattr(args, "resume", None)
+    if resume is None:
+        return chosen
+    if chosen is not None:
+        raise UsageError("give --resume ID or --session, not both")
+    args.session = resume
+    wanted = session_choice(args)
+    if wanted == "new":
+        raise UsageError("--resume needs a session id (`epistemic sessions` lists them)")
+    return wanted
 
 
 def _prepare_or_report(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any] | None:
@@ -221,6 +263,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     session, agent = prepared
     with session:
         stop = agent.run(args.task)
+        session.end()  # before the summary, which prints the journal's final head
         agent.events.summary(session, stop)
     return int(stop.exit_code)
 
@@ -234,7 +277,12 @@ def _cmd_repl(args: argparse.Namespace) -> int:
 
     with session:
         model = args.model or os.environ.get("EPISTEMIC_MODEL", "")
-        return Repl(session, agent, agent.events, model).run()
+        code = Repl(session, agent, agent.events, model).run()
+        session.end()
+    from .cli import head_line
+
+    print(head_line(session.journal.position), file=sys.stderr)
+    return code
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

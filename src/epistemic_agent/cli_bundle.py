@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .bundle_check import verify_bundle
+from .cliargs import session_choice, session_option
 from .errors import UsageError
 from .safetext import visible
 
@@ -40,6 +41,7 @@ def register(sub: Any) -> None:
         metavar="HASH",
         help="a head hash kept elsewhere, as for `epistemic verify`",
     )
+    session_option(p)
     p.set_defaults(handler=_cmd_lint)
     p = sub.add_parser(
         "export",
@@ -52,6 +54,7 @@ def register(sub: Any) -> None:
     p.add_argument("path", metavar="PATH", help="a journal, a workspace or its .epistemic folder")
     p.add_argument("-o", "--output", required=True, metavar="BUNDLE.zip", help="the zip to write")
     p.add_argument("--force", action="store_true", help="replace BUNDLE.zip if it exists")
+    session_option(p)
     p.set_defaults(handler=_cmd_export)
 
 
@@ -63,7 +66,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
 
     options = options_of(args)
     try:
-        session = load(Path(args.path), verify=False)
+        session = load(Path(args.path), verify=False, session=session_choice(args))
     except ReadError as error:
         raise UsageError(str(error)) from None
     journal = session.journal
@@ -100,11 +103,24 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if result.status != "clean" else 0
 
 
+def _session_journal(args: argparse.Namespace) -> Path:
+    """The path to export: as given, or the journal of the session --session names."""
+    chosen = session_choice(args)
+    if chosen is None:
+        return Path(args.path)
+    from .sessions import ReadError, journal_of
+
+    try:
+        return journal_of(Path(args.path), chosen)
+    except ReadError as error:
+        raise UsageError(str(error)) from None
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
     from .bundle import export
 
     output = Path(args.output)
-    manifest = export(Path(args.path), output, args.force)
+    manifest = export(_session_journal(args), output, args.force)
     checked = manifest.get("verification") or {}
     status = str(checked.get("status"))
     evidence = manifest["evidence"]["included"]

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from .cliargs import session_choice, session_option
 from .errors import UsageError
 from .safetext import visible
 
@@ -38,6 +39,7 @@ def register(sub: Any) -> None:
         help="a workspace, a journal file, or a folder holding many sessions (default: .)",
     )
     p.add_argument("--json", action="store_true", help='print {"sessions": [...], "totals": {...}}')
+    session_option(p)
     p.set_defaults(handler=_cmd_stats)
     p = sub.add_parser(
         "diff",
@@ -62,7 +64,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     from .stats import labels, table, totals
 
     try:
-        journals = find_journals([Path(path) for path in args.paths])
+        journals = find_journals([Path(path) for path in args.paths], session_choice(args))
     except ReadError as error:
         raise UsageError(str(error)) from None
     rows, skipped = _read_all(journals)

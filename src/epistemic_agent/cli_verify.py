@@ -177,6 +177,12 @@ def _cmd_salvage(args: argparse.Namespace) -> int:
     layout = Layout.find(journal)
     if layout.journal != journal.resolve():
         raise UsageError(f"{journal}: --salvage needs a workspace's .epistemic/journal.jsonl")
+    if not layout.legacy:  # salvage.py moves the files of `.epistemic/` itself
+        raise UsageError(
+            f"{journal}: --salvage continues only a workspace's first session "
+            "(.epistemic/journal.jsonl); a later session's folder can be verified and copied, "
+            "and `--session new` starts a fresh one"
+        )
     done = salvage(layout)
     found = done.verification
     moved = str(done.folder.relative_to(layout.workspace)) if done.folder else None

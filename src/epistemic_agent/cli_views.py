@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from .cliargs import session_choice, session_option
 from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -38,6 +39,7 @@ def register(sub: Any) -> None:
         help="place calls at the time they were made (seconds since the session started), "
         "with their durations, instead of by call number",
     )
+    session_option(p)
     p.set_defaults(handler=_cmd_plot)
     p = sub.add_parser(
         "html",
@@ -50,15 +52,17 @@ def register(sub: Any) -> None:
     )
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
     p.add_argument("-o", dest="output", metavar="FILE", help="where to write (.html)")
+    session_option(p)
     p.set_defaults(handler=_cmd_html)
 
 
-def load_session(path: str) -> Loaded:
-    """The session at a path, verified; ReadError becomes a usage error (exit 2)."""
+def load_session(path: str, session: str | None = None) -> Loaded:
+    """The session at a path (of a workspace: the newest, or the one `session` names),
+    verified; ReadError becomes a usage error (exit 2)."""
     from .sessions import ReadError, load
 
     try:
-        return load(Path(path))
+        return load(Path(path), session=session)
     except ReadError as error:
         raise UsageError(str(error)) from None
 
@@ -99,7 +103,7 @@ def report_notes(session: Loaded) -> None:
 def _cmd_plot(args: argparse.Namespace) -> int:
     from .plot import plot_session
 
-    session = load_session(args.path)
+    session = load_session(args.path, session_choice(args))
     out = output_path(args.output, default_output(session, "-timeline.png"), PLOT_SUFFIXES)
     started = time.monotonic()
     plot_session(session, out, over_time=args.time)
@@ -111,7 +115,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 def _cmd_html(args: argparse.Namespace) -> int:
     from .html_report import render_html
 
-    session = load_session(args.path)
+    session = load_session(args.path, session_choice(args))
     out = output_path(args.output, default_output(session, "-report.html"), HTML_SUFFIXES)
     started = time.monotonic()
     out.write_text(render_html(session), encoding="utf-8")

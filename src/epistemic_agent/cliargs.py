@@ -91,3 +91,28 @@ def seconds(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
     return value
+
+
+def session_option(parser: argparse.ArgumentParser, writer: bool = False) -> None:
+    """--session ID: which of the workspace's sessions (an id or a unique prefix)."""
+    parser.add_argument(
+        "--session",
+        metavar="ID|new" if writer else "ID",
+        help="the session to continue (its id or a unique prefix), or `new` to start one"
+        if writer
+        else "which of the workspace's sessions (its id or a unique prefix; default: the "
+        "newest; `epistemic sessions` lists them)",
+    )
+
+
+def session_choice(args: argparse.Namespace) -> str | None:
+    """The --session given, checked: an id, a prefix, or `new` (UsageError otherwise)."""
+    value = getattr(args, "session", None)
+    if not isinstance(value, str):
+        return None
+    from .errors import UsageError
+
+    wanted = value.strip().lower()
+    if wanted != "new" and not (wanted and all(c in "0123456789abcdef" for c in wanted)):
+        raise UsageError(f"--session {value!r}: give a session id (hex), a prefix of one, or new")
+    return wanted

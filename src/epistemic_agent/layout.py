@@ -1,10 +1,22 @@
-"""Where the record lives inside a workspace."""
+"""Where the record lives inside a workspace: the one place that computes its paths.
+
+A workspace's record holds one folder per session, `.epistemic/sessions/<id>/`, each with its
+own journal, head anchor, evidence, seals, report pages, approval requests and capture files
+(a session's folder is a whole record: it can be verified, exported or salvaged on its own).
+A workspace written before sessions had folders keeps its one session in `.epistemic/` itself
+(the legacy layout): a `Layout` without a session folder names those paths, so every reader
+and writer goes on reading and continuing it. What belongs to the workspace rather than to a
+session stays in `.epistemic/`: the report's spares and the classifier's cache.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 RECORD_DIR = ".epistemic"
+SESSIONS_DIR = "sessions"  # .epistemic/sessions/<id>/: one folder per session
+JOURNAL_NAME = "journal.jsonl"
+ANCHOR_NAME = "head.json"
 REPORT_NAME = "RATIONALE.md"
 POLICY_NAME = "epistemic.toml"  # the workspace's policy: the agent it governs may not change it
 PAGES_DIR = "report"
@@ -23,22 +35,61 @@ def is_protected(rel_path: str) -> bool:
     return first == RECORD_DIR or rel_path == REPORT_NAME
 
 
-class Layout:
-    """The files of one workspace's record (paths computed once: they are used on every call)."""
+def is_session_id(name: str) -> bool:
+    """Whether a folder name can be a session's: lowercase hex, as the header's ids are."""
+    return 8 <= len(name) <= 64 and all(c in "0123456789abcdef" for c in name)
 
-    def __init__(self, workspace: Path) -> None:
+
+def workspace_of(folder: Path) -> Path | None:
+    """The workspace a record folder belongs to: `.epistemic/` or `.epistemic/sessions/<id>/`
+    (None for a folder that is neither: a damaged copy, an unpacked bundle)."""
+    if folder.name == RECORD_DIR:
+        return folder.parent
+    if folder.parent.name == SESSIONS_DIR and folder.parent.parent.name == RECORD_DIR:
+        return folder.parent.parent.parent
+    return None
+
+
+class Layout:
+    """The files of one session's record in a workspace (paths computed once: they are used on
+    every call). `folder` is the session's folder; None: the legacy `.epistemic/` itself."""
+
+    def __init__(self, workspace: Path, folder: Path | None = None) -> None:
         self.workspace = workspace
         self.record = workspace / RECORD_DIR
-        self.journal = self.record / "journal.jsonl"
-        self.head = self.record / "head.json"
-        self.evidence = self.record / "evidence"
-        self.scratch = self.record / "tmp"
-        self.pending = self.record / "pending"  # approval requests and answers (approval.py)
-        self.pages = self.record / PAGES_DIR
+        self.sessions = self.record / SESSIONS_DIR
+        self.folder = self.record if folder is None else folder
+        self.journal = self.folder / JOURNAL_NAME
+        self.head = self.folder / ANCHOR_NAME
+        self.evidence = self.folder / "evidence"
+        self.seals = self.folder / "seals"
+        self.scratch = self.folder / "tmp"
+        self.pending = self.folder / "pending"  # approval requests and answers (approval.py)
+        self.pages = self.folder / PAGES_DIR
         self.checkpoint = self.pages / "checkpoint.json"
         self.report = workspace / REPORT_NAME
         self.spare = self.record / "RATIONALE.md.previous"  # see fsutil.exchange_write
         self.older = self.record / "RATIONALE.md.older"  # a second spare: see the same
+        self.effects_cache = self.record / "effects-cache.json"
+
+    @classmethod
+    def of_session(cls, workspace: Path, session_id: str) -> Layout:
+        """A session's layout in the folder layout (its folder need not exist yet)."""
+        return cls(workspace, workspace / RECORD_DIR / SESSIONS_DIR / session_id)
+
+    @property
+    def legacy(self) -> bool:
+        """Whether this is a workspace's one session of the legacy layout."""
+        return self.folder == self.record
+
+    @property
+    def session_folder_id(self) -> str | None:
+        """The id the session's folder is named by (None for the legacy layout)."""
+        return None if self.legacy else self.folder.name
+
+    def relative(self, path: Path) -> str:
+        """A path of the record as a link from the workspace (where RATIONALE.md is)."""
+        return path.relative_to(self.workspace).as_posix()
 
     def client_settings(self) -> tuple[Path, ...]:
         """Where an agent client's own settings live in the workspace (`epistemic init`
@@ -50,14 +101,25 @@ class Layout:
         return self.spare, self.older
 
     def __repr__(self) -> str:
-        return f"Layout({self.workspace!r})"
+        return f"Layout({self.workspace!r}, {self.folder!r})"
 
     @classmethod
-    def find(cls, target: Path) -> Layout:
-        """Accept a workspace, its `.epistemic` folder or its journal file."""
+    def find(cls, target: Path, session: str | None = None) -> Layout:
+        """Accept a workspace, its `.epistemic` folder, a session's folder or a journal file.
+        A workspace names its newest session, or the one `session` names (an id or a unique
+        prefix: `catalog.UnknownSession` when none or several match)."""
         target = target.resolve()
-        if target.is_file() or target.name == "journal.jsonl":
+        journal = target.is_file() or target.name == JOURNAL_NAME
+        if journal:
             target = target.parent
-        if target.name == RECORD_DIR:
-            target = target.parent
-        return cls(target)
+        owner = workspace_of(target)
+        if owner is not None and (journal or target.name != RECORD_DIR):
+            if session is None:  # this very journal (the legacy one, or a session's)
+                return cls(owner, None if target.name == RECORD_DIR else target)
+            target = owner
+        elif owner is not None:
+            target = owner
+        from .catalog import pick
+
+        entry = pick(target, session)
+        return cls(target) if entry is None else entry.layout

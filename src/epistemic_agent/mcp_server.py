@@ -77,6 +77,7 @@ class Gatekeeper:
         self.current: Cancel | None = None  # the call in flight, to withdraw on disconnect
         self.disconnected = threading.Event()  # the client closed its end of stdio
         self.progress_every = PROGRESS_EVERY
+        self.session_choice: str | None = None  # --session: None starts a new session
 
     def call(
         self, name: str, arguments: object, client: dict[str, Any], cancel: Cancel | None = None
@@ -99,7 +100,12 @@ class Gatekeeper:
         if self.session is None:
             from .session import Session, Settings
 
-            settings = Settings(approval_timeout=self.approval_timeout, approval_channel="file")
+            settings = Settings(
+                approval_timeout=self.approval_timeout,
+                approval_channel="file",
+                session=self.session_choice,
+                owns_session=True,
+            )
             header = {"mode": "mcp", "mcp_client": client}
             self.session = Session(
                 self.workspace, settings, header, self.policy, policy_implicit=self.implicit
@@ -276,7 +282,7 @@ def _load_sdk(keeper: Gatekeeper, loaded: dict[str, Any], ready: threading.Event
 
 
 def register(sub: Any) -> None:
-    from .cliargs import policy_options, workspace_option
+    from .cliargs import policy_options, session_option, workspace_option
 
     p = sub.add_parser(
         "mcp",
@@ -288,6 +294,7 @@ def register(sub: Any) -> None:
     )
     workspace_option(p)
     policy_options(p)
+    session_option(p, writer=True)
     p.add_argument(
         "--progress-interval",
         type=float,
@@ -300,7 +307,8 @@ def register(sub: Any) -> None:
 
 
 def _cmd_mcp(args: Any) -> int:
-    from .cliargs import chosen_policy
+    from .catalog import for_writing
+    from .cliargs import chosen_policy, session_choice
     from .confine import probe, unmet, warning
     from .confine_platform import detect
     from .errors import UsageError
@@ -323,6 +331,9 @@ def _cmd_mcp(args: Any) -> int:
         raise UsageError("--progress-interval must be a positive number of seconds")
     keeper = Gatekeeper(directory, policy, args.approval_timeout, implicit=named is None)
     keeper.progress_every = args.progress_interval
+    keeper.session_choice = session_choice(args)
+    if keeper.session_choice not in (None, "new"):  # an unknown id stops here, not at a call
+        for_writing(directory, keeper.session_choice, True)
     print(f"epistemic mcp: serving {directory} (policy {policy.source})", file=sys.stderr)
     note = warning(confinement)
     if note is not None:

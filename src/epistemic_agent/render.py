@@ -251,10 +251,10 @@ def rejections(by_rule: Mapping[str, int]) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def footer(head: str, lines: int) -> str:
+def footer(head: str, lines: int, journal: str = ".epistemic/journal.jsonl") -> str:
     return (
         f"---\n\n_Journal head: `{head}` after {lines} line(s) of "
-        "`.epistemic/journal.jsonl`. Check it with `epistemic verify`._\n"
+        f"{code(journal)}. Check it with `epistemic verify`._\n"
     )
 
 

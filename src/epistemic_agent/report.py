@@ -16,7 +16,7 @@ from . import render, render_spend
 from .fsutil import atomic_write, exchange_write, written_at
 from .history import History
 from .journal import JournalError, Position, Record, follow
-from .layout import PAGES_DIR, RECORD_DIR, Layout
+from .layout import Layout
 from .records import CallView, seq_of, view_of
 from .spend import Spend
 from .structs import field, struct
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 PAGE_SIZE = 100
 DEAD_ENDS_SHOWN = 20
 MISMATCHES_SHOWN = 20
-DEAD_ENDS_LINK = f"{RECORD_DIR}/{PAGES_DIR}/dead-ends.md"
+DEAD_ENDS_PAGE = "dead-ends.md"  # in the session's pages folder
 CHECKPOINT_VERSION = 1
 _HEADER_DROP = ("prev", "n", "v", "kind")
 
@@ -112,6 +112,7 @@ class Report:
         self._checkpoint_due: str | None = None
         self.history = History(str(layout.workspace))
         self._spare_turn: int | None = None
+        self._other_sessions: str | None = None
 
     def reset(self) -> None:
         self.__init__(self.layout, self.page_size)  # type: ignore[misc]
@@ -240,9 +241,7 @@ class Report:
         exchange_write(self.layout.report, _encode(self.render(position)), self._next_spare())
         if self._dead_page_due and len(self.totals.dead_ends) > DEAD_ENDS_SHOWN:
             items = [self._dead_end_text(seq) for seq in sorted(self.totals.dead_ends)]
-            atomic_write(
-                self.layout.workspace / DEAD_ENDS_LINK, _encode(render.dead_ends_page(items))
-            )
+            atomic_write(self.layout.pages / DEAD_ENDS_PAGE, _encode(render.dead_ends_page(items)))
         self._dead_page_due = False
         if self._checkpoint_due is not None:
             atomic_write(self.layout.checkpoint, self._checkpoint_due.encode("ascii"))
@@ -276,12 +275,25 @@ class Report:
                 render_spend.section(totals.spend),
                 render.mismatches(totals.flagged[-MISMATCHES_SHOWN:], len(totals.flagged)),
                 render.narrative(self._links, entries),
-                render.dead_ends(shown, len(dead), DEAD_ENDS_LINK),
+                render.dead_ends(shown, len(dead), self._link(DEAD_ENDS_PAGE)),
                 render.rejections(totals.rejected),
                 render.ending(totals.ending),
-                render.footer(position.head, position.lines),
+                self._others(),
+                render.footer(
+                    position.head, position.lines, self.layout.relative(self.layout.journal)
+                ),
             ]
         )
+
+    def _others(self) -> str:
+        """The workspace's other sessions (listed once per process: they are not this one's
+        to change, and listing reads each one's ends)."""
+        if self._other_sessions is None:
+            from .catalog import listing
+            from .render_sessions import others
+
+            self._other_sessions = others(listing(self.layout.workspace), self.layout.folder)
+        return self._other_sessions
 
     def _dead_end_text(self, seq: int) -> str:
         text = self._dead_text.get(seq)
@@ -300,7 +312,11 @@ class Report:
 
     def _page_link(self, page: int) -> str:
         first, last = self._page_range(page)
-        return f"{RECORD_DIR}/{PAGES_DIR}/calls-{first:06d}-{last:06d}.md"
+        return self._link(f"calls-{first:06d}-{last:06d}.md")
+
+    def _link(self, page: str) -> str:
+        """A page of the session's as a link from RATIONALE.md."""
+        return self.layout.relative(self.layout.pages / page)
 
     def _write_page(self, page: int, views: list[CallView]) -> None:
         first, last = self._page_range(page)

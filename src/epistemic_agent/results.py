@@ -32,6 +32,10 @@ class Settings:
     platform: Platform | None = None  # what to confine with (None: what this machine has)
     hidden: tuple[str, ...] = ()  # paths no act may read (besides the record)
     decoys: tuple[tuple[str, str], ...] = ()  # (folder, decoy): acts see the decoy's tree there
+    session: str | None = None  # "new", or a session's id (or unique prefix) to continue
+    # Whether this process owns its session (`run`, `repl`, `mcp`): with `session` None it
+    # starts a new one rather than continuing the newest open one, and it closes it at the end.
+    owns_session: bool = False
 
 
 @struct(frozen=False)

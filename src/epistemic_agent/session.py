@@ -12,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 
 from . import consistency
+from .catalog import choosing, for_writing
 from .clock import now
 from .confine import Confinement, ConfinementError, unmet
 from .confine_platform import Platform, detect
@@ -70,10 +71,26 @@ class Session(PolicyCalls):
         if self.policy is None:  # before anything is written: a broken policy stops here
             self.policy = workspace_policy(self.workspace)
         self._closed = False
-        self.layout = Layout(self.workspace)
+        self._stopped: object = None  # the agent loop's last stop reason (see `end`)
+        self._ended = False
+        self.layout = Layout(self.workspace)  # the workspace's paths, until a session is chosen
         self.platform = self._platform()
         self._require_confinement(self.policy)
         self.policy.check_signers()
+        with choosing(self.workspace):  # which session, chosen and (if new) begun at once
+            self.layout = for_writing(
+                self.workspace, self.settings.session, self.settings.owns_session
+            )
+            refused = self._open(implicit)
+        if refused is not None:
+            self._closed = True  # nothing more is appended to a session that may not go on
+            self.journal.close()
+            raise PolicyError(refused)
+
+    def _open(self, implicit: bool) -> str | None:
+        """Open the session's journal (writing its header when it is new); why a session it
+        continues may not go on under the policy found, if so."""
+        assert self.policy is not None
         self._env: dict[str, str] | None = None
         self._scratch: Path | None = None
         self._running: dict[int, set[int]] = {}  # seq -> other calls running when declared
@@ -92,7 +109,7 @@ class Session(PolicyCalls):
         self.report = Report(self.layout)
         self.journal = JournalWriter(self.layout.journal, self.report.fold, self.layout.head)
         self.evidence = EvidenceStore(self.layout.evidence, self.settings.evidence_cap)
-        self.effects = EffectCache(self.layout.record / "effects-cache.json", self._no_secret)
+        self.effects = EffectCache(self.layout.effects_cache, self._no_secret)
         self.gate = GateConfig(
             str(self.workspace),
             self.settings.min_reason,
@@ -106,7 +123,7 @@ class Session(PolicyCalls):
         refused = None
         with self.journal.locked():
             self.created = self.journal.position.lines == 0
-            new_id = os.urandom(16).hex()
+            new_id = self.layout.session_folder_id or os.urandom(16).hex()
             self.confinement = self._confinement(new_id if self.created else self.session_id)
             if self.created:
                 self.journal.append(self._session_record(new_id), durable=True)
@@ -123,9 +140,7 @@ class Session(PolicyCalls):
                 )
                 record = {"kind": "relinked", "t": now(), "files": relinked, "message": message}
                 self.journal.append(record, durable=True)
-        if refused is not None:
-            self.close()
-            raise PolicyError(refused)
+        return refused
 
     def _platform(self) -> Platform:
         if self.settings.platform is not None:
@@ -251,11 +266,25 @@ class Session(PolicyCalls):
         """Save where the report stands (the next process resumes there) and close the journal."""
         if not self._closed:
             self._closed = True
+            if self.settings.owns_session:
+                self.end()
             self.report.save_checkpoint(self.journal.position)
             self.effects.save()
             self.journal.close()
             for path in self._capture:  # empty capture files kept for reuse
                 path.unlink(missing_ok=True)
+
+    def end(self) -> None:
+        """The process that owns the session (`run`, `repl`, `mcp`) ends it with a `closed`
+        record: `exec` and `tool` no longer continue it (catalog.py reads a session's status
+        from it). Once; `close` does it for an owner that did not."""
+        if self._ended:
+            return
+        self._ended = True
+        with self.journal.locked():
+            stop = self._stopped if isinstance(self._stopped, str) else None
+            self.journal.append({"kind": "closed", "t": now(), "stop": stop}, durable=True)
+            self._publish()
 
     # -- the four tools --------------------------------------------------------------------
 
@@ -373,6 +402,8 @@ class Session(PolicyCalls):
     def event(self, kind: str, **fields: Any) -> None:
         """Journal a record that is not a tool call (a model call, the model's text, a stop)."""
         scrubbed, redacted = self.guard.scrub(fields)
+        if kind == "stop":
+            self._stopped = fields.get("reason")
         if redacted:
             scrubbed["redacted"] = redacted
         self._record({"kind": kind, "t": now(), **scrubbed})

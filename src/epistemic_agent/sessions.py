@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from .journal import FORMAT_VERSION, Record, newer_version, read_numbered
-from .layout import RECORD_DIR
+from .layout import JOURNAL_NAME, RECORD_DIR, workspace_of
 from .records import CallView, merge_calls, seq_of
 from .structs import field, struct
 from .vocabulary import act_order
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
     from .verify import Verification
 
-JOURNAL_NAME = "journal.jsonl"
 MAX_DEPTH = 6  # how deep a folder of sessions is searched
 #: The record kinds of the format (docs/journal-format.md); a reader skips others' timestamps.
 KNOWN_KINDS = frozenset(
@@ -121,7 +120,7 @@ class Loaded:
     def workspace(self) -> Path:
         """The folder the journal's `.epistemic` sits in (where the session ran, if moved)."""
         parent = self.journal.parent
-        return parent.parent if parent.name == RECORD_DIR else parent
+        return workspace_of(parent) or parent
 
     @property
     def name(self) -> str:
@@ -132,25 +131,37 @@ class Loaded:
         return [record for record in self.records if record.get("kind") == kind]
 
 
-def journal_of(target: Path) -> Path:
-    """The journal a path names: a journal file, a workspace, or its `.epistemic` folder."""
+def journal_of(target: Path, session: str | None = None) -> Path:
+    """The journal a path names: a journal file, a session's folder, or a workspace (or its
+    `.epistemic` folder): its newest session, or the one `session` names (an id or unique
+    prefix; `catalog.UnknownSession` when it names none)."""
     if target.is_file():
         return target
-    for candidate in (target / RECORD_DIR / JOURNAL_NAME, target / JOURNAL_NAME):
-        if candidate.is_file():
-            return candidate
+    if (target / JOURNAL_NAME).is_file() and workspace_of(target) is None:
+        return target / JOURNAL_NAME  # a folder holding a journal: a damaged copy, a bundle
+    from .layout import Layout
+
+    if target.name == RECORD_DIR or (target / RECORD_DIR).is_dir() or workspace_of(target):
+        journal = Layout.find(target, session).journal
+        if journal.is_file():
+            return journal
     if not target.exists():
         raise ReadError(f"{target}: no such file or directory")
     raise ReadError(f"{target}: no journal here (looked for {RECORD_DIR}/{JOURNAL_NAME})")
 
 
-def find_journals(targets: list[Path]) -> list[Path]:
-    """Journals named by paths: journal files, workspaces, or folders holding many sessions
-    (searched a few levels down). Each journal once, in the order found."""
+def find_journals(targets: list[Path], session: str | None = None) -> list[Path]:
+    """Journals named by paths: journal files, workspaces (every session of each, or the one
+    `session` names), or folders holding many workspaces (searched a few levels down). Each
+    journal once, in the order found."""
     found: list[Path] = []
     for target in targets:
+        every = _sessions_of(target) if session is None else []
+        if every:
+            found.extend(every)
+            continue
         try:
-            found.append(journal_of(target))
+            found.append(journal_of(target, session))
             continue
         except ReadError:
             if not target.is_dir():
@@ -162,6 +173,16 @@ def find_journals(targets: list[Path]) -> list[Path]:
     return list(dict.fromkeys(path.resolve() for path in found))
 
 
+def _sessions_of(target: Path) -> list[Path]:
+    """Every session's journal of a workspace (or of its `.epistemic` folder), oldest first."""
+    from .catalog import listing
+
+    folder = target.parent if target.name == RECORD_DIR else target
+    if not (folder / RECORD_DIR).is_dir():
+        return []
+    return [entry.layout.journal for entry in listing(folder.resolve())]
+
+
 def _nested(folder: Path, depth: int) -> list[Path]:
     if depth <= 0:
         return []
@@ -171,16 +192,17 @@ def _nested(folder: Path, depth: int) -> list[Path]:
     except OSError:
         return []
     for child in children:
-        if child.name == RECORD_DIR and (child / JOURNAL_NAME).is_file():
-            journals.append(child / JOURNAL_NAME)
+        if child.name == RECORD_DIR and (every := _sessions_of(child)):
+            journals.extend(every)
         elif child.is_dir() and not child.is_symlink() and child.name != RECORD_DIR:
             journals.extend(_nested(child, depth - 1))
     return journals
 
 
-def load(target: Path, verify: bool = True) -> Loaded:
-    """Read one session; `verify` also checks its hash chain (and head anchor, if beside it)."""
-    journal = journal_of(target)
+def load(target: Path, verify: bool = True, session: str | None = None) -> Loaded:
+    """Read one session (of a workspace: its newest, or the one `session` names); `verify`
+    also checks its hash chain (and head anchor, if beside it)."""
+    journal = journal_of(target, session)
     try:
         numbered, notes = read_numbered(journal)
     except OSError as error:
