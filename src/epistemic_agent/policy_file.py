@@ -20,7 +20,10 @@ MAX_BYTES = 256 << 10
 MAX_CONDITIONS = 64 << 10  # characters of CEL in all: checking costs ~50 us each
 MAX_EXAMPLES = 1000
 MAX_ERRORS = 50
-TOP_KEYS = ("default", "default_message", "rule", "approval", "secrets", "sandbox", "hook")
+TOP_KEYS = (
+    *("default", "default_message", "rule", "approval", "secrets", "sandbox", "hook"),
+    "supervisor",
+)
 RULE_KEYS = (
     "id",
     "when",
@@ -108,7 +111,7 @@ class Spots:
         if brackets == "[[" and name == "hook":
             self.hooks.append({"": number})
             return self.hooks[-1]
-        if brackets == "[" and name in ("approval", "secrets", "sandbox"):
+        if brackets == "[" and name in ("approval", "secrets", "sandbox", "supervisor"):
             return self.tables.setdefault(name, {"": number})
         return None
 

@@ -32,6 +32,7 @@ class Settings:
     platform: Platform | None = None  # what to confine with (None: what this machine has)
     hidden: tuple[str, ...] = ()  # paths no act may read (besides the record)
     decoys: tuple[tuple[str, str], ...] = ()  # (folder, decoy): acts see the decoy's tree there
+    supervisor: str | None = None  # the supervisor's model (None: the policy's [supervisor])
 
 
 @struct(frozen=False)
@@ -55,6 +56,7 @@ class CallResult:
     timed_out: bool = False
     flags: tuple[str, ...] = ()
     evidence: dict[str, Any] = field(default_factory=dict)  # name -> {sha256, bytes, kept}
+    review: dict[str, Any] | None = None  # the supervisor's verdict and note, if it reviewed
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's `--json` contract (fields may be added, never removed)."""
@@ -73,6 +75,7 @@ class CallResult:
             "duration": round(self.duration, 6),
             "timed_out": self.timed_out,
             "flags": list(self.flags),
+            **({"review": self.review} if self.review is not None else {}),
         }
 
     def for_model(self) -> str:
@@ -92,4 +95,8 @@ class CallResult:
         }
         if self.timed_out:
             body["timed_out"] = True
+        if self.act == "test-hypothesis" and self.status == "ran":
+            from .beliefs import ASK
+
+            body["belief"] = ASK
         return json.dumps(body, ensure_ascii=False)
