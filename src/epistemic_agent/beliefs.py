@@ -141,16 +141,18 @@ class Ledger:
             )
 
     def _link(self, seq: int, act: str, paths: list[str]) -> None:
-        for belief in self.beliefs.values():
-            if belief["seq"] >= seq:
+        """A change or revert acts on the latest earlier belief that names each file it
+        touched (a later belief about a file takes over from the ones before it)."""
+        earlier = sorted((b for b in self.beliefs.values() if b["seq"] < seq), key=_seq)
+        for path in dict.fromkeys(paths):
+            belief = next((b for b in reversed(earlier) if _mentions(_words(b), path)), None)
+            if belief is None:
                 continue
-            text = f"{belief['statement']}\n{belief['command']}"
-            hits = [p for p in paths if _mentions(text, p)]
             known = {item["seq"]: item for item in belief["acted_on"]}
-            if hits and seq in known:
-                known[seq]["paths"] = sorted({*known[seq]["paths"], *hits})
-            elif hits:
-                belief["acted_on"].append({"seq": seq, "act": act, "paths": sorted(set(hits))})
+            if seq in known:
+                known[seq]["paths"] = sorted({*known[seq]["paths"], path})
+            else:
+                belief["acted_on"].append({"seq": seq, "act": act, "paths": [path]})
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -222,6 +224,14 @@ def final(belief: dict[str, Any]) -> dict[str, Any]:
         if given:
             return dict(given[-1])
     return {"verdict": "unsettled", "by": None, "at": None, "why": ""}
+
+
+def _seq(belief: dict[str, Any]) -> int:
+    return int(belief["seq"])
+
+
+def _words(belief: dict[str, Any]) -> str:
+    return f"{belief['statement']}\n{belief['command']}"
 
 
 def _declared(record: Record) -> list[str]:

@@ -15,6 +15,7 @@ from .cliargs import (
     command_text,
     command_words,
     policy_options,
+    supervisor_option,
     workspace_option,
 )
 from .errors import UsageError
@@ -165,6 +166,7 @@ def _register_exec(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     policy_options(p)
+    supervisor_option(p)
     command_option(p)
     p.set_defaults(handler=_cmd_exec)
 
@@ -182,6 +184,7 @@ def _register_tool(sub: Any) -> None:
     p.add_argument("--timeout", type=float, metavar="S")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     policy_options(p)
+    supervisor_option(p)
     p.set_defaults(handler=_cmd_tool)
 
 
@@ -216,10 +219,18 @@ def _open_session(args: argparse.Namespace) -> Any:
     waits = getattr(args, "approval_timeout", None)
     if waits is not None and not waits > 0:
         raise UsageError("--approval-timeout must be a positive number of seconds")
-    settings = Settings(approval_timeout=waits)
+    supervisor = getattr(args, "supervisor", None)
+    settings = Settings(approval_timeout=waits, supervisor=supervisor)
     if timeout is not None:
-        settings = Settings(timeout=timeout, approval_timeout=waits)
-    session = Session(directory, settings, policy=chosen_policy(args))
+        settings = Settings(timeout=timeout, approval_timeout=waits, supervisor=supervisor)
+    from .providers import ProviderError
+
+    try:
+        session = Session(directory, settings, policy=chosen_policy(args))
+    except ProviderError as error:  # the supervisor could not start: before anything ran
+        from .cliargs import supervisor_error
+
+        raise UsageError(supervisor_error(error)) from None
     _warn_confinement(session)
     return session
 
@@ -321,6 +332,12 @@ def _print_result(args: argparse.Namespace, result: Any, streamed: bool, positio
 
 
 def _print_text(result: Any, streamed: bool) -> None:
+    review = result.review
+    if review is not None and review.get("verdict") != "ok":
+        from .safetext import one_line
+
+        said = review.get("verdict") or f"failed to review ({review.get('failure')})"
+        print(f"epistemic: supervisor {said}: {one_line(str(review['note']))}", file=sys.stderr)
     if result.status in ("rejected", "denied"):
         print(result.for_model(), file=sys.stderr)
     elif not streamed:

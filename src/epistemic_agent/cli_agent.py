@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 
 from .cli_models import add_model_options, check_window, provider_from_args
-from .cliargs import chosen_policy, policy_options, workspace_option
+from .cliargs import (
+    chosen_policy,
+    policy_options,
+    supervisor_error,
+    supervisor_option,
+    workspace_option,
+)
 from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -114,6 +120,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     )
     add_model_options(p)
     policy_options(p)
+    supervisor_option(p)
 
 
 def _hiding(args: argparse.Namespace) -> dict[str, Any]:
@@ -155,11 +162,14 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     named = chosen_policy(args)
     policy = named or workspace_policy(directory.resolve())
     hiding = _hiding(args)
+    supervisor = _supervisor(args, policy)
     provider, _ = provider_from_args(args, spec)
     settings = Settings(timeout=args.timeout, approval_timeout=waits, **hiding)
     check_window(args, provider, settings.min_reason)
     facts = {"model": spec, **header}
-    session = Session(directory, settings, facts, policy, policy_implicit=named is None)
+    session = Session(
+        directory, settings, facts, policy, policy_implicit=named is None, supervisor=supervisor
+    )
     from .cli import _warn_confinement
 
     _warn_confinement(session)
@@ -171,6 +181,18 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
         context_window=args.context_window,
     )
     return session, Agent(session, provider, config, _events(args))
+
+
+def _supervisor(args: argparse.Namespace, policy: Any) -> Any:
+    """The supervisor --supervisor or the policy names, started now: a bad one is a usage
+    error before the model is asked anything."""
+    from .providers import ProviderError
+    from .session import supervisor_for as make
+
+    try:
+        return make(policy, args.supervisor)
+    except ProviderError as error:
+        raise UsageError(supervisor_error(error)) from None
 
 
 def _prepare_or_report(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any] | None:

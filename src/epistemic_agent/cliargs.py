@@ -90,3 +90,19 @@ def seconds(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
     return value
+
+
+SUPERVISOR_HELP = (
+    "a second model that reviews each test-hypothesis, change-state and revert before it "
+    "runs: PROVIDER:MODEL, or replay:FILE for a verdict script (default: the policy's "
+    "[supervisor]; docs/supervisor.md)"
+)
+
+
+def supervisor_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--supervisor", metavar="MODEL", help=SUPERVISOR_HELP)
+
+
+def supervisor_error(error: Exception) -> str:
+    """A supervisor that cannot start (a bad spec or script, no key) as a usage error."""
+    return f"--supervisor: {error}"

@@ -70,6 +70,13 @@ class LiveEvents:
         from rich.text import Text  # plain text: a command's brackets are not markup
 
         self.console.print(Text(head, style=colour) + Text(flat), soft_wrap=True)
+        review = result.review
+        if review is not None and review.get("verdict") != "ok":
+            from .safetext import one_line
+
+            said = review.get("verdict") or f"failed ({review.get('failure')})"
+            note = Text(f"     supervisor {said}: ", style="bold magenta")
+            self.console.print(note + Text(one_line(str(review.get("note") or ""))), soft_wrap=True)
 
     def notice(self, text: str) -> None:
         self.model_finished(0, Turn(""), 0.0)
@@ -86,6 +93,7 @@ class LiveEvents:
             f"rejections: {sum(totals.rejected.values())}, reverts: {len(totals.dead_ends)}",
             f"model calls: {model.get('calls', 0)}, tokens: {_tokens(model)}",
             *spend_lines(totals.spend),
+            *_supervisor_lines(totals.beliefs),
             f"report: {session.layout.report}",
             f"journal head: {session.journal.position.head} (line "
             f"{session.journal.position.lines}; check with epistemic verify --expect-head)",
@@ -205,3 +213,12 @@ def spend_lines(spend: Spend) -> list[str]:
             f"({data['reason_share']:.1%} of the output)"
         )
     return lines
+
+
+def _supervisor_lines(ledger: Any) -> list[str]:
+    """Beliefs tested, and the supervisor's reviews with its own tokens (not the agent's)."""
+    if not ledger.beliefs and not ledger.reviews:
+        return []
+    from .render_beliefs import summary_line, supervisor_line
+
+    return [summary_line(ledger), *([supervisor_line(ledger)] if ledger.reviews else [])]

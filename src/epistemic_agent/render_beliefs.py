@@ -66,10 +66,9 @@ def section(ledger: Ledger) -> str:
 def _belief(belief: dict[str, Any], ledger: Ledger) -> list[str]:
     verdict = final(belief)["verdict"]
     mark = "✗" if verdict == "refuted" else "✓" if verdict == "confirmed" else "?"
-    acted = ", ".join(f"{a['seq']} {a['act']}" for a in belief["acted_on"])
     title = f"### {mark} Belief of call {belief['seq']} · {text(verdict_words(belief))}"
-    if acted:
-        title += f" · acted on by {text(acted)}"
+    if belief["acted_on"]:
+        title += f" · acted on by {len(belief['acted_on'])} call(s)"
     statement = str(belief["statement"])
     lines = [title, ""]
     lines += [block(statement) if "\n" in statement else f"> {text(statement, True)}", ""]
@@ -79,9 +78,12 @@ def _belief(belief: dict[str, Any], ledger: Ledger) -> list[str]:
         why = f": {text(given['why'])}" if given.get("why") else ""
         who = f"by {text(given['by'])} at call {text(given['at'])}"
         lines.append(f"- **{text(given['verdict'])}** {who}{why}")
-    for act in belief["acted_on"]:
-        paths = ", ".join(code(p) for p in act["paths"])
-        lines.append(f"- **Acted on:** call {text(act['seq'])} {code(act['act'])} ({paths})")
+    if belief["acted_on"]:
+        acts = [
+            f"call {text(a['seq'])} {code(a['act'])} ({', '.join(code(p) for p in a['paths'])})"
+            for a in belief["acted_on"]
+        ]
+        lines.append(f"- **Acted on by** {', '.join(acts)}")
     note = ledger.note_on(belief["seq"])
     if note is not None:
         lines.append(

@@ -74,7 +74,7 @@ class Session(PolicyCalls, ReviewCalls):
         self._require_confinement(self.policy)
         self.policy.check_signers()
         if self.supervisor is None:
-            self.supervisor = _supervisor(self.policy, self.settings.supervisor)
+            self.supervisor = supervisor_for(self.policy, self.settings.supervisor)
         self._env: dict[str, str] | None = None
         self._scratch: Path | None = None
         self._running: dict[int, set[int]] = {}  # seq -> other calls running when declared
@@ -756,7 +756,7 @@ class Session(PolicyCalls, ReviewCalls):
         return record
 
 
-def _supervisor(policy: Policy, model: str | None) -> Supervisor | None:
+def supervisor_for(policy: Policy, model: str | None) -> Supervisor | None:
     """The supervisor `--supervisor` or the policy's [supervisor] names (the flag's model over
     the file's, with the file's other settings); None when neither names a model."""
     from .supervisor_spec import SupervisorSpec
