@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from . import __version__
+from . import __version__, html_beliefs
 from .html_assets import CSP, CSS, JS, act_css, esc, filters_form, shape_svg, timeline_svg
 from .plot import NO_ACT, STATUSES, counts, dead_end, lanes, marks, shape, status_of, title
 from .records import seq_of
@@ -54,6 +54,7 @@ def render_html(session: Loaded) -> str:
         ("shape", "Shape", _shape(session, tally)),
         ("timeline", "Timeline", timeline_svg(found, lanes(found), titles)),
         ("declared", "⚠ Declared versus done", _mismatches(session)),
+        ("beliefs", "Beliefs", html_beliefs.section(session.records)),
         ("calls", "Narrative", narrative),
         ("dead-ends", "Dead ends", _dead_ends(session)),
         ("approvals", "Approvals and denials", _approvals(session)),
