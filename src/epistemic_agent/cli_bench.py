@@ -261,6 +261,9 @@ class _progress:
         from rich.markup import escape
 
         verdict = "PASS" if row.get("passed") else "FAIL"
+        if str(row.get("kind", "")).startswith("supervised"):
+            alarms = len(row.get("alarms") or [])
+            verdict = f"{row.get('session')}: {alarms} call(s) flagged or blocked"
         resumed = " (finished earlier)" if row.get("resumed") else ""
         self.bar.advance(self.task)
         name = escape(str(row["task"]))

@@ -48,9 +48,12 @@ def measure(
         config.speed,
     )
     items: list[tuple[Task, Play | None]] = [(t, p) for t in tasks for p in supervised_plays(t)]
-    rows = run_many(items, supervised, on_done)
-    for row in rows:
+
+    def reviewed(row: dict[str, Any]) -> None:
         row.update(reviews_of(Path(row["workspace"])))
+        on_done(row)
+
+    rows = run_many(items, supervised, reviewed)
     per_task = [_task_row(task, [r for r in rows if r["task"] == task.name]) for task in tasks]
     body = {"supervisor": supervisor, "tasks": per_task, "totals": _totals(per_task)}
     from ..fsutil import atomic_write
