@@ -13,6 +13,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
+from itertools import islice
 
 from .structs import field, struct
 
@@ -36,6 +37,7 @@ ASK = (
     "'Did not hold: ...' or 'Unsettled: ...'."
 )
 MAX_DIGEST = 20  # beliefs in a supervisor's digest (the latest)
+LINK_WINDOW = 200  # a change is linked to one of the latest beliefs only: folding stays O(1)
 
 
 def agent_verdict(reason: str) -> str | None:
@@ -143,9 +145,10 @@ class Ledger:
     def _link(self, seq: int, act: str, paths: list[str]) -> None:
         """A change or revert acts on the latest earlier belief that names each file it
         touched (a later belief about a file takes over from the ones before it)."""
-        earlier = sorted((b for b in self.beliefs.values() if b["seq"] < seq), key=_seq)
+        recent = islice(reversed(self.beliefs.values()), LINK_WINDOW)
+        earlier = sorted((b for b in recent if b["seq"] < seq), key=_seq, reverse=True)
         for path in dict.fromkeys(paths):
-            belief = next((b for b in reversed(earlier) if _mentions(_words(b), path)), None)
+            belief = next((b for b in earlier if _mentions(_words(b), path)), None)
             if belief is None:
                 continue
             known = {item["seq"]: item for item in belief["acted_on"]}
