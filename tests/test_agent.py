@@ -22,6 +22,7 @@ import pytest
 
 from epistemic_agent import cli, prompt
 from epistemic_agent.agent import EXIT_CODES, Agent, AgentConfig, Stop
+from epistemic_agent.beliefs import ASK
 from epistemic_agent.providers.base import (
     AssistantMessage,
     Message,
@@ -399,7 +400,7 @@ def test_failed_command_is_an_error_result_but_not_a_rejection(ws: Path) -> None
     results = tool_results(agent)
     assert all(r.is_error for r in results)
     body = json.loads(results[0].text)
-    assert body == {"returncode": 3, "stdout": "", "stderr": "oops\n"}
+    assert body == {"returncode": 3, "stdout": "", "stderr": "oops\n", "belief": ASK}
 
 
 # -- malformed model output never crashes ----------------------------------------------------

@@ -366,7 +366,7 @@ def test_conditions_that_are_fine(tmp_path: Path) -> None:
             'default = "allow"\ncolour = "red"',
             [
                 "2: unknown top-level key 'colour' (a policy has default, default_message, "
-                "rule, approval, secrets, sandbox, hook)"
+                "rule, approval, secrets, sandbox, hook, supervisor)"
             ],
         ),
         ('default = "allow"\n[rule]\nid = "x"', ["2: `rule` must be an array of tables: [[rule]]"]),

@@ -30,6 +30,7 @@ EVENTS: dict[str, str] = {
     "rejection": "the gate rejected a call (malformed, contradictory or inconsistent)",
     "flag": "a call's outcome carries a declared-versus-done flag",
     "denial": "a call was denied: by a policy rule, by a human, or by an approval timeout",
+    "supervisor-flag": "the supervisor flagged or blocked a call before it ran, or failed",
 }
 DEFAULT_TIMEOUT = 10.0
 MAX_TIMEOUT = 300.0

@@ -17,6 +17,7 @@ from .cliargs import (
     policy_options,
     session_choice,
     session_option,
+    supervisor_option,
     workspace_option,
 )
 from .errors import UsageError
@@ -168,6 +169,7 @@ def _register_exec(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     policy_options(p)
     session_option(p, writer=True)
+    supervisor_option(p)
     command_option(p)
     p.set_defaults(handler=_cmd_exec)
 
@@ -186,6 +188,7 @@ def _register_tool(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     policy_options(p)
     session_option(p, writer=True)
+    supervisor_option(p)
     p.set_defaults(handler=_cmd_tool)
 
 
@@ -223,10 +226,20 @@ def _open_session(args: argparse.Namespace) -> Any:
     if waits is not None and not waits > 0:
         raise UsageError("--approval-timeout must be a positive number of seconds")
     chosen = session_choice(args)
-    settings = Settings(approval_timeout=waits, session=chosen)
+    supervisor = getattr(args, "supervisor", None)
+    settings = Settings(approval_timeout=waits, session=chosen, supervisor=supervisor)
     if timeout is not None:
-        settings = Settings(timeout=timeout, approval_timeout=waits, session=chosen)
-    session = Session(directory, settings, policy=chosen_policy(args))
+        settings = Settings(
+            timeout=timeout, approval_timeout=waits, session=chosen, supervisor=supervisor
+        )
+    from .providers import ProviderError
+
+    try:
+        session = Session(directory, settings, policy=chosen_policy(args))
+    except ProviderError as error:  # the supervisor could not start: before anything ran
+        from .cliargs import supervisor_error
+
+        raise UsageError(supervisor_error(error)) from None
     _warn_confinement(session)
     return session
 
@@ -328,6 +341,12 @@ def _print_result(args: argparse.Namespace, result: Any, streamed: bool, positio
 
 
 def _print_text(result: Any, streamed: bool) -> None:
+    review = result.review
+    if review is not None and review.get("verdict") != "ok":
+        from .safetext import one_line
+
+        said = review.get("verdict") or f"failed to review ({review.get('failure')})"
+        print(f"epistemic: supervisor {said}: {one_line(str(review['note']))}", file=sys.stderr)
     if result.status in ("rejected", "denied"):
         print(result.for_model(), file=sys.stderr)
     elif not streamed:

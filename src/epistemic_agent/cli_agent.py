@@ -13,6 +13,8 @@ from .cliargs import (
     policy_options,
     session_choice,
     session_option,
+    supervisor_error,
+    supervisor_option,
     workspace_option,
 )
 from .errors import UsageError
@@ -131,6 +133,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     policy_options(p)
     color_option(p)
     session_option(p, writer=True)
+    supervisor_option(p)
 
 
 def color_option(p: argparse.ArgumentParser) -> None:
@@ -181,6 +184,7 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     named = chosen_policy(args)
     policy = named or workspace_policy(directory.resolve())
     hiding = _hiding(args)
+    supervisor = _supervisor(args, policy)
     provider, _ = provider_from_args(args, spec)
     chosen = _chosen_session(args)
     settings = Settings(
@@ -192,7 +196,9 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     )
     check_window(args, provider, settings.min_reason)
     facts = {"model": spec, **header}
-    session = Session(directory, settings, facts, policy, policy_implicit=named is None)
+    session = Session(
+        directory, settings, facts, policy, policy_implicit=named is None, supervisor=supervisor
+    )
     from .cli import _warn_confinement
 
     _warn_confinement(session)
@@ -230,6 +236,18 @@ def _chosen_session(args: argparse.Namespace) -> str | None:
     if wanted == "new":
         raise UsageError("--resume needs a session id (`epistemic sessions` lists them)")
     return wanted
+
+
+def _supervisor(args: argparse.Namespace, policy: Any) -> Any:
+    """The supervisor --supervisor or the policy names, started now: a bad one is a usage
+    error before the model is asked anything."""
+    from .providers import ProviderError
+    from .session import supervisor_for as make
+
+    try:
+        return make(policy, args.supervisor)
+    except ProviderError as error:
+        raise UsageError(supervisor_error(error)) from None
 
 
 def _prepare_or_report(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any] | None:

@@ -7,9 +7,11 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from .errors import UsageError
+from .safetext import visible
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -71,6 +73,14 @@ def register(sub: Any) -> None:
         action="store_true",
         help="with --check-oracles: oracles add expected and actual values to their failures",
     )
+    p.add_argument(
+        "--supervisor",
+        metavar="MODEL",
+        help="also play each task's wrong sessions and its reference session with this "
+        "supervisor reviewing their calls (PROVIDER:MODEL, or replay:FILE for a verdict "
+        "script): how many wrong sessions it caught before the oracle, how many reference "
+        "calls it flagged (false alarms)",
+    )
     p.add_argument("--list", action="store_true", help="list the tasks and exit")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(handler=_cmd_bench)
@@ -97,6 +107,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             "--explain-oracle goes with --check-oracles: an agent's run is never "
             "judged by an oracle that explains itself"
         )
+    if args.supervisor and args.check_oracles:
+        raise UsageError("--supervisor measures a supervisor; --check-oracles checks the oracles")
+    if args.supervisor:
+        _check_supervisor(args.supervisor)
     if args.jobs < 1 or args.max_steps < 1:
         raise UsageError("--jobs and --max-steps must be at least 1")
     hide = _hide(args.hide)
@@ -121,9 +135,13 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if model != "replay":
         _check_model(model, args)
     config = BenchConfig(model, out, args.max_steps, args.jobs, args.fresh, tuple(extra), hide)
+    started = time.monotonic()
+    supervised = None
     try:
         with _progress(len(tasks)) as advance:
             rows = run_all(tasks, config, advance)
+        if args.supervisor:
+            supervised = _supervised(tasks, config, args.supervisor)
     except KeyboardInterrupt:
         print(
             "epistemic: interrupted; finished tasks are kept: the same command resumes",
@@ -133,11 +151,46 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.json:
         from .benchmark.runner import totals
 
-        print(json.dumps({"model": model, "tasks": rows, "totals": totals(rows)}, indent=1))
+        body = {"model": model, "tasks": rows, "totals": totals(rows)}
+        if supervised is not None:
+            body["supervisor"] = supervised
+        print(json.dumps(body, indent=1))
     else:
         _table(rows)
+        if supervised is not None:
+            from .benchmark.supervised import table_lines
+
+            print(f"\nsupervisor {supervised['supervisor']} (a second opinion, not proof):")
+            print("\n".join(visible(line) for line in table_lines(supervised)))
         print(f"results: {out / 'results.json'}; journals: {out}/*/workspace/.epistemic")
+        print(passed_line(rows, time.monotonic() - started))
     return 0 if all(row.get("passed") for row in rows) else 1
+
+
+def passed_line(rows: list[dict[str, Any]], seconds: float) -> str:
+    """`8 passed, 0 failed in 6.6 s`, as pytest ends."""
+    passed = sum(1 for row in rows if row.get("passed"))
+    return f"{passed} passed, {len(rows) - passed} failed in {seconds:.1f} s"
+
+
+def _supervised(tasks: list[Any], config: Any, supervisor: str) -> dict[str, Any]:
+    from .benchmark.supervised import measure, supervised_plays
+
+    total = sum(len(supervised_plays(task)) for task in tasks)
+    with _progress(total, "supervised") as advance:
+        return measure(tasks, config, supervisor, advance)
+
+
+def _check_supervisor(spec: str) -> None:
+    """The supervisor can start (spec, script, key) before any task runs."""
+    from .providers import ProviderError
+    from .supervisor import make_supervisor
+    from .supervisor_spec import SupervisorSpec
+
+    try:
+        make_supervisor(SupervisorSpec(spec))
+    except ProviderError as error:
+        raise UsageError(f"--supervisor: {error} (no task was run)") from None
 
 
 def _tasks_dir(given: str | None) -> Path:
@@ -174,14 +227,24 @@ def _check_model(model: str, args: argparse.Namespace) -> None:
 class _progress:
     """A progress bar on stderr, advanced once per finished task."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, label: str = "bench") -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.bar = Progress(
-            TextColumn("bench"),
+            TextColumn(label),
             BarColumn(),
             MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
             TextColumn("{task.description}"),
             console=Console(stderr=True),
         )
@@ -195,10 +258,16 @@ class _progress:
         self.bar.stop()
 
     def advance(self, row: dict[str, Any]) -> None:
+        from rich.markup import escape
+
         verdict = "PASS" if row.get("passed") else "FAIL"
+        if str(row.get("kind", "")).startswith("supervised"):
+            alarms = len(row.get("alarms") or [])
+            verdict = f"{row.get('session')}: {alarms} call(s) flagged or blocked"
         resumed = " (finished earlier)" if row.get("resumed") else ""
         self.bar.advance(self.task)
-        self.bar.update(self.task, description=f"{row['task']}: {verdict}{resumed}")
+        name = escape(str(row["task"]))
+        self.bar.update(self.task, description=f"{name}: {verdict}{resumed}")
 
 
 def _table(rows: list[dict[str, Any]]) -> None:

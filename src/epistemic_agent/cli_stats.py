@@ -137,6 +137,10 @@ def _block(row: dict[str, Any]) -> list[str]:
     lines.append(_line("reverts", _revert_text(row)))
     lines.append(_line("approvals", f"{row['approved']} approved, {row['denied']} denied"))
     lines.append(_line("hypotheses", f"{row['hypotheses']} tested (test-hypothesis calls)"))
+    from .stats import belief_text, supervisor_text
+
+    lines.append(_line("beliefs", belief_text(row["beliefs"])))
+    lines.append(_line("supervisor", supervisor_text(row["supervisor"])))
     lines.append(_line("model", _model(row)))
     lines.extend(_spend(row["spend"]))
     lines.append(_line("ended", _ending(row)))

@@ -116,3 +116,19 @@ def session_choice(args: argparse.Namespace) -> str | None:
     if wanted != "new" and not (wanted and all(c in "0123456789abcdef" for c in wanted)):
         raise UsageError(f"--session {value!r}: give a session id (hex), a prefix of one, or new")
     return wanted
+
+
+SUPERVISOR_HELP = (
+    "a second model that reviews each test-hypothesis, change-state and revert before it "
+    "runs: PROVIDER:MODEL, or replay:FILE for a verdict script (default: the policy's "
+    "[supervisor]; docs/supervisor.md)"
+)
+
+
+def supervisor_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--supervisor", metavar="MODEL", help=SUPERVISOR_HELP)
+
+
+def supervisor_error(error: Exception) -> str:
+    """A supervisor that cannot start (a bad spec or script, no key) as a usage error."""
+    return f"--supervisor: {error}"

@@ -133,3 +133,12 @@ def spend_lines(spend: Spend) -> list[str]:
             f"({data['reason_share']:.1%} of the output)"
         )
     return lines
+
+
+def supervisor_lines(ledger: Any) -> list[str]:
+    """Beliefs tested, and the supervisor's reviews with its own tokens (not the agent's)."""
+    if not ledger.beliefs and not ledger.reviews:
+        return []
+    from .render_beliefs import summary_line, supervisor_line
+
+    return [summary_line(ledger), *([supervisor_line(ledger)] if ledger.reviews else [])]

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from . import __version__
+from . import html_beliefs
 from .html_assets import CSP, CSS, JS, act_css, esc, filters_form, shape_svg, timeline_svg
 from .plot import NO_ACT, STATUSES, counts, dead_end, lanes, marks, shape, status_of, title
 from .records import seq_of
 from .sessions import summary
+from .version import __version__
 from .vocabulary import ACT_NAMES, act_order
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -54,6 +55,7 @@ def render_html(session: Loaded) -> str:
         ("shape", "Shape", _shape(session, tally)),
         ("timeline", "Timeline", timeline_svg(found, lanes(found), titles)),
         ("declared", "⚠ Declared versus done", _mismatches(session)),
+        ("beliefs", "Beliefs", html_beliefs.section(session.records)),
         ("calls", "Narrative", narrative),
         ("dead-ends", "Dead ends", _dead_ends(session)),
         ("approvals", "Approvals and denials", _approvals(session)),

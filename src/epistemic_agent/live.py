@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import sys
 
-from .frontend import printable, spend_lines, usage_line
-from .live_rows import answer_line, finish_line, rejection_lines, start_lines
+from .frontend import printable, spend_lines, supervisor_lines, usage_line
+from .live_rows import answer_line, finish_line, rejection_lines, review_line, start_lines
 from .live_tail import Activity, Tail
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -110,6 +110,9 @@ class LiveEvents:
             lines = rejection_lines(result, command, self.console.width)
         for line in lines:
             self.console.print(line, no_wrap=True, overflow="ellipsis")
+        review = result.review
+        if review is not None and review.get("verdict") != "ok":
+            self.console.print(review_line(review), no_wrap=True, overflow="ellipsis")
 
     def interrupt_requested(self) -> bool:
         """Called from the SIGINT handler: only flags; the running line says it."""
@@ -140,6 +143,7 @@ class LiveEvents:
             f"rejections: {sum(totals.rejected.values())}, reverts: {len(totals.dead_ends)}",
             f"model calls: {model.get('calls', 0)}, tokens: {_tokens(model)}",
             *spend_lines(totals.spend),
+            *supervisor_lines(totals.beliefs),
             f"report: {session.layout.report}",
             f"journal head: {session.journal.position.head} (line "
             f"{session.journal.position.lines}; check with epistemic verify --expect-head)",

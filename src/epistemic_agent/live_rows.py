@@ -18,6 +18,8 @@ from .spend import dollars
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
+    from typing import Any
+
     from rich.text import Text
 
     from .agent import Stop
@@ -148,3 +150,12 @@ def _cut(lines: list[Text], width: int) -> list[Text]:
     for line in lines:
         line.truncate(max(width, 20), overflow="ellipsis")
     return lines
+
+
+def review_line(review: dict[str, Any]) -> Text:
+    """The supervisor's flag, block or failure under its call's row (an ok says nothing)."""
+    from rich.text import Text
+
+    said = review.get("verdict") or f"failed ({review.get('failure')})"
+    note = visible_line(str(review.get("note") or ""))
+    return Text(f"   supervisor {said}: ", style="bold magenta") + Text(note)

@@ -67,8 +67,10 @@ class Gatekeeper:
         policy: Policy,
         approval_timeout: float | None,
         implicit: bool = False,
+        supervisor: Any = None,
     ) -> None:
         self.workspace = workspace
+        self.supervisor = supervisor
         self.policy = policy
         self.implicit = implicit
         self.approval_timeout = approval_timeout
@@ -108,7 +110,12 @@ class Gatekeeper:
             )
             header = {"mode": "mcp", "mcp_client": client}
             self.session = Session(
-                self.workspace, settings, header, self.policy, policy_implicit=self.implicit
+                self.workspace,
+                settings,
+                header,
+                self.policy,
+                policy_implicit=self.implicit,
+                supervisor=self.supervisor,
             )
             if not self.session.created:
                 self.session.event("run", mode="mcp", mcp_client=client)
@@ -282,7 +289,7 @@ def _load_sdk(keeper: Gatekeeper, loaded: dict[str, Any], ready: threading.Event
 
 
 def register(sub: Any) -> None:
-    from .cliargs import policy_options, session_option, workspace_option
+    from .cliargs import policy_options, session_option, supervisor_option, workspace_option
 
     p = sub.add_parser(
         "mcp",
@@ -295,6 +302,7 @@ def register(sub: Any) -> None:
     workspace_option(p)
     policy_options(p)
     session_option(p, writer=True)
+    supervisor_option(p)
     p.add_argument(
         "--progress-interval",
         type=float,
@@ -329,7 +337,17 @@ def _cmd_mcp(args: Any) -> int:
         raise PolicyError(f"{policy.source}: {problem}")
     if not args.progress_interval > 0:
         raise UsageError("--progress-interval must be a positive number of seconds")
-    keeper = Gatekeeper(directory, policy, args.approval_timeout, implicit=named is None)
+    from .cliargs import supervisor_error
+    from .providers import ProviderError
+    from .session import supervisor_for
+
+    try:
+        supervisor = supervisor_for(policy, args.supervisor)
+    except ProviderError as error:
+        raise UsageError(supervisor_error(error)) from None
+    keeper = Gatekeeper(
+        directory, policy, args.approval_timeout, implicit=named is None, supervisor=supervisor
+    )
     keeper.progress_every = args.progress_interval
     keeper.session_choice = session_choice(args)
     if keeper.session_choice not in (None, "new"):  # an unknown id stops here, not at a call

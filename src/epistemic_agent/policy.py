@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from .alerts import Hook
     from .effects import Effect
+    from .supervisor_spec import SupervisorSpec
 
 DECISIONS = ("allow", "deny", "ask")
 
@@ -124,6 +125,7 @@ class Policy:
     allowed_signers: str | None = None  # [approval] who may approve (an allowed_signers file)
     signatures: str = "optional"  # required (files) or optional (presets, or said so)
     require_confinement: tuple[str, ...] = ()  # guarantees without which no session starts
+    supervisor: SupervisorSpec | None = None  # [supervisor]: who reviews calls before they run
 
     def unsigned_asks(self) -> list[str]:
         """What asks a human although nobody may approve: with signatures required, every

@@ -33,6 +33,11 @@ def read_extras(document: dict[str, Any], spots: Spots, errors: Errors) -> dict[
     extras.update(_read_secrets(document.get("secrets"), spots, errors))
     extras.update(_read_sandbox(document.get("sandbox"), spots, errors))
     extras["hooks"] = _read_hooks(document.get("hook", []), spots, errors)
+    from .supervisor_spec import read_supervisor
+
+    supervisor = read_supervisor(document.get("supervisor"), spots, errors)
+    if supervisor is not None:
+        extras["supervisor"] = supervisor
     return extras
 
 

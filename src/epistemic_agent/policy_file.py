@@ -20,7 +20,10 @@ MAX_BYTES = 256 << 10
 MAX_CONDITIONS = 64 << 10  # characters of CEL in all: checking costs ~50 us each
 MAX_EXAMPLES = 1000
 MAX_ERRORS = 50
-TOP_KEYS = ("default", "default_message", "rule", "approval", "secrets", "sandbox", "hook")
+TOP_KEYS = (
+    *("default", "default_message", "rule", "approval", "secrets", "sandbox", "hook"),
+    "supervisor",
+)
 RULE_KEYS = (
     "id",
     "when",

@@ -88,7 +88,7 @@ class Spots:
         if brackets == "[[" and name == "hook":
             self.hooks.append({"": number})
             return self.hooks[-1]
-        if brackets == "[" and name in ("approval", "secrets", "sandbox"):
+        if brackets == "[" and name in ("approval", "secrets", "sandbox", "supervisor"):
             return self.tables.setdefault(name, {"": number})
         return None
 

@@ -12,7 +12,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from . import render, render_spend
+from . import render, render_beliefs, render_spend
+from .beliefs import Ledger
 from .fsutil import atomic_write, exchange_write, written_at
 from .history import History
 from .journal import JournalError, Position, Record, follow
@@ -50,6 +51,7 @@ class Totals:
     approvals: Counter[str] = field(default_factory=Counter)  # approved / denied
     denied: Counter[str] = field(default_factory=Counter)  # calls per act a human denied
     spend: Spend = field(default_factory=Spend)  # tokens and cost, per act
+    beliefs: Ledger = field(default_factory=Ledger)  # beliefs tested, the supervisor's reviews
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +68,7 @@ class Totals:
             "approvals": dict(self.approvals),
             "denied": dict(self.denied),
             "spend": self.spend.state(),
+            "beliefs": self.beliefs.to_json(),
         }
 
     @classmethod
@@ -84,6 +87,7 @@ class Totals:
             Counter(data.get("approvals", {})),
             Counter(data.get("denied", {})),
             Spend.from_state(data.get("spend", {})),
+            Ledger.from_json(data.get("beliefs", {})),
         )
 
     def fold_model(self, record: Record) -> None:
@@ -121,6 +125,10 @@ class Report:
 
     def fold(self, record: Record, before: Position) -> None:
         kind = record.get("kind")
+        if kind in ("call", "outcome", "review", "user"):
+            self.totals.beliefs.fold(record)
+        if kind == "review":
+            return
         if kind == "session":
             self.totals.session = {k: v for k, v in record.items() if k not in _HEADER_DROP}
         elif kind == "model":
@@ -274,6 +282,7 @@ class Report:
                 render.model_line(totals.model, totals.ending),
                 render_spend.section(totals.spend),
                 render.mismatches(totals.flagged[-MISMATCHES_SHOWN:], len(totals.flagged)),
+                render_beliefs.section(totals.beliefs),
                 render.narrative(self._links, entries),
                 render.dead_ends(shown, len(dead), self._link(DEAD_ENDS_PAGE)),
                 render.rejections(totals.rejected),

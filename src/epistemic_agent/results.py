@@ -36,6 +36,7 @@ class Settings:
     # Whether this process owns its session (`run`, `repl`, `mcp`): with `session` None it
     # starts a new one rather than continuing the newest open one, and it closes it at the end.
     owns_session: bool = False
+    supervisor: str | None = None  # the supervisor's model (None: the policy's [supervisor])
 
 
 @struct(frozen=False)
@@ -59,6 +60,7 @@ class CallResult:
     timed_out: bool = False
     flags: tuple[str, ...] = ()
     evidence: dict[str, Any] = field(default_factory=dict)  # name -> {sha256, bytes, kept}
+    review: dict[str, Any] | None = None  # the supervisor's verdict and note, if it reviewed
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's `--json` contract (fields may be added, never removed)."""
@@ -77,6 +79,7 @@ class CallResult:
             "duration": round(self.duration, 6),
             "timed_out": self.timed_out,
             "flags": list(self.flags),
+            **({"review": self.review} if self.review is not None else {}),
         }
 
     def for_model(self) -> str:
@@ -96,4 +99,8 @@ class CallResult:
         }
         if self.timed_out:
             body["timed_out"] = True
+        if self.act == "test-hypothesis" and self.status == "ran":
+            from .beliefs import ASK
+
+            body["belief"] = ASK
         return json.dumps(body, ensure_ascii=False)

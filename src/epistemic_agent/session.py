@@ -34,6 +34,7 @@ from .recovery import Orphan, Recovery
 from .report import Report
 from .results import CallResult, Settings
 from .session_policy import PolicyCalls, decision_json
+from .session_review import ReviewCalls, block_message, flagged_decision
 from .structs import field, struct
 from .version import __version__
 
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from .cancel import Cancel
     from .policy import Decision, Policy
     from .reaper import Reaper
+    from .session_review import Reviewed
+    from .supervisor import Supervisor
 
 __all__ = ["CallResult", "OutputSink", "Session", "Settings"]
 
@@ -53,7 +56,7 @@ DeclaredSink = Callable[["Record"], None]  # the call as journaled, before it ru
 
 
 @struct(frozen=False)
-class Session(PolicyCalls):
+class Session(PolicyCalls, ReviewCalls):
     """Gated, journaled tool calls in one workspace. Continues the workspace's journal if any."""
 
     workspace: Path
@@ -62,6 +65,7 @@ class Session(PolicyCalls):
     policy: Policy | None = None  # None: the workspace's epistemic.toml, else approve-none
     approver: Approver | None = None  # None: the terminal if there is one, else files
     policy_implicit: bool = False  # `policy` is the workspace's own, found rather than named
+    supervisor: Supervisor | None = None  # None: Settings.supervisor's or the policy's, if any
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
@@ -77,6 +81,8 @@ class Session(PolicyCalls):
         self.platform = self._platform()
         self._require_confinement(self.policy)
         self.policy.check_signers()
+        if self.supervisor is None:
+            self.supervisor = supervisor_for(self.policy, self.settings.supervisor)
         with choosing(self.workspace):  # which session, chosen and (if new) begun at once
             self.layout = for_writing(
                 self.workspace, self.settings.session, self.settings.owns_session
@@ -334,26 +340,61 @@ class Session(PolicyCalls):
         decision = self._decide(verdict, effect)
         if decision.decision == "deny":
             return self._deny(verdict, decision)
+        reviewed = self._review(verdict, effect)
+        if reviewed is not None and reviewed.action == "block":
+            rejected = Rejected(
+                "supervisor", block_message(reviewed), verdict.tool, verdict.act, verdict.args
+            )
+            return self.reject(rejected, review=reviewed)
+        if reviewed is not None:
+            decision = flagged_decision(decision, reviewed)
         inputs = self._store_inputs(verdict)
         record = call_record(0, verdict, inputs)
         if effect is not None:
             record["effect"] = effect.to_json()
-        if not self.guard.trivial:
+        if not self.guard.trivial or decision.decision == "ask":
             record["policy"] = decision_json(decision)
+        belief = self._belief_given(verdict)
+        if belief is not None:
+            record["belief"] = belief
         record, redacted = self.guard.scrub(record)
         if redacted:
             record["redacted"] = redacted
         with self.journal.locked():
             seq = record["seq"] = self.journal.position.last_seq + 1
+            if reviewed is not None:  # the second opinion, durable before the call it is on
+                self.journal.append({**reviewed.record, "seq": seq}, durable=True)
             # Durable before the effect, and shown in the report at once (as running, or
             # waiting for approval) before anything runs.
             self.journal.append(record, durable=True)
             declared = self.journal.position.head  # what a signed approval binds
             self._publish()
             self._running[seq] = set(self.report.history.pending) - {seq}
+        if reviewed is not None:
+            self._review_alert(seq, verdict, reviewed)
+        announce = None if on_declared is None else partial(on_declared, dict(record))
+        result = self._proceed(
+            seq, verdict, effect, decision, (on_output, cancel, announce), declared
+        )
+        if reviewed is not None:
+            result.review = reviewed.summary()
+        return result
+
+    def _proceed(
+        self,
+        seq: int,
+        verdict: Call,
+        effect: Effect | None,
+        decision: Decision,
+        hooks: tuple[OutputSink | None, Cancel | None, Callable[[], None] | None],
+        declared: str,
+    ) -> CallResult:
+        """Ask (when the policy says so), then run a declared call and record its outcome.
+        `hooks`: where its output goes, what cancels it, and what hears it declared."""
+        on_output, cancel, announce = hooks
         try:
-            if on_declared is not None:
-                on_declared(dict(record))
+            if announce is not None:
+                announce()
             if decision.decision == "ask":
                 answer = self._ask(seq, verdict, effect, decision, cancel, declared)
                 if answer.decision == "cancelled":
@@ -380,7 +421,9 @@ class Session(PolicyCalls):
             )
             raise
 
-    def reject(self, rejected: Rejected, policy: Decision | None = None) -> CallResult:
+    def reject(
+        self, rejected: Rejected, policy: Decision | None = None, review: Reviewed | None = None
+    ) -> CallResult:
         """Journal a refused call (it never runs) and return it as a result."""
         record = rejected_record(0, rejected)
         if policy is not None:
@@ -390,14 +433,21 @@ class Session(PolicyCalls):
             record["redacted"] = redacted
         with self.journal.locked():
             seq = record["seq"] = self.journal.position.last_seq + 1
+            if review is not None:
+                self.journal.append({**review.record, "seq": seq}, durable=True)
             self.journal.append(record, durable=False)
             self._publish()
+        if review is not None:
+            self._review_alert(seq, rejected, review)
         event = "denial" if policy is not None else "rejection"
         rule = (policy.rule or "default") if policy is not None else record["rule"]
         self._alert(event, seq, record, rule=rule, message=record["message"])
-        return CallResult(
+        result = CallResult(
             "rejected", seq, rejected.tool, rejected.act, record["rule"], record["message"]
         )
+        if review is not None:
+            result.review = review.summary()
+        return result
 
     def event(self, kind: str, **fields: Any) -> None:
         """Journal a record that is not a tool call (a model call, the model's text, a stop)."""
@@ -746,9 +796,27 @@ class Session(PolicyCalls):
             "python": sys.version.split()[0],
         }
         record.update(self.guard.scrub(self.header)[0])
+        if self.supervisor is not None:
+            from .supervisor import ROLE
+
+            spec = self.supervisor.spec.with_model(self.supervisor.model)
+            record["supervisor"] = {**spec.to_json(), "role": ROLE}
         record["policy"] = self.guard.header()
         record["confinement"] = self.confinement.header()
         return record
+
+
+def supervisor_for(policy: Policy, model: str | None) -> Supervisor | None:
+    """The supervisor `--supervisor` or the policy's [supervisor] names (the flag's model over
+    the file's, with the file's other settings); None when neither names a model."""
+    from .supervisor_spec import SupervisorSpec
+
+    spec = (policy.supervisor or SupervisorSpec()).with_model(model)
+    if spec.model is None:
+        return None
+    from .supervisor import make_supervisor
+
+    return make_supervisor(spec)
 
 
 OBSERVED_CAP = 200

@@ -30,7 +30,7 @@ MAX_DEPTH = 6  # how deep a folder of sessions is searched
 #: The record kinds of the format (docs/journal-format.md); a reader skips others' timestamps.
 KNOWN_KINDS = frozenset(
     {"session", "call", "outcome", "rejected", "approval", "policy", "alert", "run", "user"}
-    | {"model", "model-error", "text", "final", "interrupt", "stop", "recovery"}
+    | {"model", "model-error", "text", "final", "interrupt", "stop", "recovery", "review"}
 )
 #: What each type is called in a note.
 TYPES = {

@@ -63,6 +63,7 @@ def session_stats(loaded: Loaded) -> dict[str, Any]:
         spend=spend_of([r for r in loaded.records if r.get("kind") in SPENT]).to_json(),
     )
     row["cost"] = row["spend"]["cost"]
+    row.update(beliefs_stats(loaded.records))
     row["undone"] = sorted({seq for revert in row["reverted"] for seq in revert["undoes"]})
     row["notes"] = [*row["notes"], *_verify_notes(loaded)]
     return row
@@ -151,7 +152,33 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     result["with_notes"] = sum(1 for row in rows if row.get("notes"))
     result["spend"] = summed_spend([row["spend"] for row in rows if row.get("spend")])
     result["cost"] = result["spend"]["cost"]
+    for key in ("beliefs", "supervisor"):
+        summed: Counter[str] = Counter()
+        for row in rows:
+            summed.update(row.get(key) or {})
+        result[key] = dict(summed)
     return result
+
+
+def beliefs_stats(records: list[Record]) -> dict[str, Any]:
+    """Beliefs tested and how they were settled; the supervisor's reviews and its own
+    tokens and cost (apart from the agent's)."""
+    from .beliefs import Ledger
+
+    ledger = Ledger()
+    for record in records:
+        ledger.fold(record)
+    reviews = ledger.reviews
+    return {
+        "beliefs": ledger.counts(),
+        "supervisor": {
+            "reviews": sum(reviews.values()),
+            **{key: reviews[key] for key in ("ok", "flag", "block", "failed")},
+            "input_tokens": ledger.spend["input_tokens"],
+            "completion_tokens": ledger.spend["completion_tokens"],
+            "cost": round(ledger.cost, 6),
+        },
+    }
 
 
 # -- text: many sessions, one line each -------------------------------------------------------
@@ -185,7 +212,28 @@ def table(rows: list[dict[str, Any]], total: dict[str, Any]) -> list[str]:
         for act, share in total["shares"].items()
     )
     lines.append(f"shares over {total['sessions']} sessions: {shares or 'no calls'}")
+    beliefs, supervisor = total.get("beliefs") or {}, total.get("supervisor") or {}
+    if beliefs.get("tested") or supervisor.get("reviews"):
+        lines.append(f"beliefs: {belief_text(beliefs)}; supervisor: {supervisor_text(supervisor)}")
     return lines
+
+
+def belief_text(beliefs: dict[str, Any]) -> str:
+    return (
+        f"{beliefs.get('tested', 0)} tested, {beliefs.get('confirmed', 0)} confirmed, "
+        f"{beliefs.get('refuted', 0)} refuted, {beliefs.get('unsettled', 0)} unsettled"
+    )
+
+
+def supervisor_text(supervisor: dict[str, Any]) -> str:
+    if not supervisor.get("reviews"):
+        return "none"
+    tokens = supervisor.get("input_tokens", 0) + supervisor.get("completion_tokens", 0)
+    return (
+        f"{supervisor['reviews']} review(s), {supervisor.get('flag', 0)} flagged, "
+        f"{supervisor.get('block', 0)} blocked, {supervisor.get('failed', 0)} failed "
+        f"({tokens} tokens of its own, {dollars(supervisor.get('cost') or None)})"
+    )
 
 
 def labels(rows: list[dict[str, Any]]) -> list[str]:

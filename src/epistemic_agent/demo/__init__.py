@@ -11,6 +11,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 TASK = HERE / "task"
 SCRIPT = HERE / "session.json"
+SUPERVISOR = HERE / "supervisor.json"  # a scripted second opinion on the calls
 
 
 def prepare_workspace(out: Path | None) -> Path:
@@ -46,14 +47,19 @@ def run_demo(out: Path | None, json_events: bool = False, color: bool | None = N
     from ..live import LiveEvents
     from ..providers.replay import ReplayProvider
     from ..session import Session
+    from ..supervisor import make_supervisor
+    from ..supervisor_spec import SupervisorSpec
 
     workspace = prepare_workspace(out)
     task = (workspace / "task.md").read_text(encoding="utf-8").strip()
     events = JsonEvents() if json_events else LiveEvents(color=color)
     events.notice(f"A scripted model plays this session (no real model, no API key): {SCRIPT}")
     events.notice(f"workspace: {workspace}")
+    events.notice(f"A scripted supervisor reviews its tests, changes and reverts: {SUPERVISOR}")
     provider = ReplayProvider(SCRIPT)
-    with Session(workspace, header={"task": task, "model": f"replay:{SCRIPT}"}) as session:
+    supervisor = make_supervisor(SupervisorSpec(f"replay:{SUPERVISOR}"))
+    header = {"task": task, "model": f"replay:{SCRIPT}"}
+    with Session(workspace, header=header, supervisor=supervisor) as session:
         if isinstance(events, LiveEvents):
             events.follow(session)
         agent = Agent(session, provider, events=events)
