@@ -424,7 +424,8 @@ def test_export_a_tampered_journal_warns(copy: Path, tmp_path: Path) -> None:
     journal_of(copy).write_text(text)
     target = tmp_path / "t.zip"
     done = epistemic("export", str(copy), "-o", str(target))
-    assert done.returncode == 0
+    assert done.returncode == 1  # written, and a verdict: the journal does not verify
+    assert done.stderr.startswith("epistemic: WARNING: the journal does not verify (TAMPERED)")
     assert "warning: the journal is TAMPERED: line 5 was edited" in done.stderr
     assert manifest_of(members(target))["verification"]["status"] == "tampered"
     done = epistemic("verify", str(target))
