@@ -109,3 +109,40 @@ def test_cli_docs_cover_nested_commands_and_exit_statuses() -> None:
         "## Exit statuses",
     ):
         assert heading in doc
+
+
+def test_the_license_is_declared_the_modern_way() -> None:
+    """An SPDX expression and license-files (PEP 639): no setuptools deprecation warning."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT"
+    assert all((ROOT / name).is_file() for name in project["license-files"])
+
+
+def test_setup_installs_only_when_something_changed(tmp_path: Path) -> None:
+    """scripts/setup skips pip when its stamp matches pyproject.toml (a fake venv: no pip)."""
+    import shutil
+
+    copy = tmp_path / "repo"
+    (copy / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "setup", copy / "scripts" / "setup")
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    bin_ = copy / ".venv" / "bin"
+    bin_.mkdir(parents=True)
+    log = tmp_path / "pip.log"
+    (bin_ / "python").write_text(
+        f'#!/bin/sh\nif [ "$1" = -V ]; then echo Python 3.x; else echo "$@" >>{log}; fi\n'
+    )
+    (bin_ / "epistemic").write_text("#!/bin/sh\n")
+    for tool in (bin_ / "python", bin_ / "epistemic"):
+        tool.chmod(0o755)
+    setup = [str(copy / "scripts" / "setup")]
+    for _ in range(2):
+        done = subprocess.run(setup, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0 and done.stdout == "" and done.stderr == "", done
+    assert log.read_text().count("-e .") == 1  # installed once, then skipped
+    with (copy / "pyproject.toml").open("a") as handle:
+        handle.write("\n# changed\n")
+    subprocess.run(setup, capture_output=True, timeout=60, check=True)
+    assert log.read_text().count("-e .") == 2  # pyproject.toml changed: installed again
