@@ -50,6 +50,11 @@ def journal_of(workspace: Path) -> Path:
     return workspace / ".epistemic" / "journal.jsonl"
 
 
+def line_count(workspace: Path) -> int:
+    """How many complete lines the workspace's journal holds."""
+    return journal_of(workspace).read_bytes().count(b"\n")
+
+
 def records(workspace: Path) -> Records:
     return [json.loads(line) for line in journal_of(workspace).read_text().splitlines()]
 
@@ -189,12 +194,13 @@ def test_lint_accepts_a_journal_still_being_written(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     edit(copy, lambda found: found[: found.index(record(found, "call", 18)) + 1])
+    torn = line_count(copy) + 1
     with journal_of(copy).open("ab") as handle:
         handle.write(b'{"prev":"00')  # a torn tail
     code, out, _ = run(capsys, "lint", str(copy))
     assert code == 1
     assert "outcome-missing: call 18 (rm -rf" in out and "still running" in out
-    assert "note: line 65 is torn" in out
+    assert f"note: line {torn} is torn" in out
 
 
 def test_lint_notes_lines_of_another_version(
@@ -202,13 +208,14 @@ def test_lint_notes_lines_of_another_version(
 ) -> None:
     later = {"kind": "call", "v": 2, "seq": 19, "tool": "bash", "act": "x", "reason": ""}
     edit(copy, lambda found: [*found, later], rechain=True)
+    newer = line_count(copy)
     code, out, _ = run(capsys, "lint", str(copy), "--json")
     data = json.loads(out)
     assert code == 1
     assert [(f["check"], f["seq"]) for f in data["findings"]] == [("outcome-missing", 19)]
     assert [note for note in data["notes"] if "format version" in note] == [
         "1 line of format version 2 (newer than this reader's 1) was not re-checked "
-        "(line 70): this result is incomplete"
+        f"(line {newer}): this result is incomplete"
     ]
     assert data["status"] == "findings" and data["unchecked"] == {"lines": 1, "versions": [2]}
 
@@ -217,22 +224,23 @@ def test_lint_of_newer_lines_is_incomplete_not_clean(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     edit(copy, lambda found: [{**r, "v": 2} for r in found], rechain=True)
+    count = line_count(copy)
     code, out, _ = run(capsys, "lint", str(copy))
     assert code == 1
     lines = out.splitlines()
     assert lines[0] == (
         f"incomplete: no findings in 17 call(s) of {journal_of(copy)} "
-        "(69 line(s) of a newer format version not re-checked)"
+        f"({count} line(s) of a newer format version not re-checked)"
     )
     notes = [line for line in lines if "format version" in line and line.startswith("note:")]
     assert notes == [
-        "note: 69 lines of format version 2 (newer than this reader's 1) were not re-checked "
+        f"note: {count} lines of format version 2 (newer than this reader's 1) were not re-checked "
         "(the first is line 1): this result is incomplete"
     ]
     code, out, _ = run(capsys, "lint", str(copy), "--json")
     data = json.loads(out)
     assert code == 1 and data["status"] == "incomplete" and data["findings"] == []
-    assert data["unchecked"] == {"lines": 69, "versions": [2]}
+    assert data["unchecked"] == {"lines": count, "versions": [2]}
 
 
 def test_lint_checks_older_and_unversioned_lines_as_version_1(
@@ -424,7 +432,8 @@ def test_export_a_tampered_journal_warns(copy: Path, tmp_path: Path) -> None:
     journal_of(copy).write_text(text)
     target = tmp_path / "t.zip"
     done = epistemic("export", str(copy), "-o", str(target))
-    assert done.returncode == 0
+    assert done.returncode == 1  # written, and a verdict: the journal does not verify
+    assert done.stderr.startswith("epistemic: WARNING: the journal does not verify (TAMPERED)")
     assert "warning: the journal is TAMPERED: line 5 was edited" in done.stderr
     assert manifest_of(members(target))["verification"]["status"] == "tampered"
     done = epistemic("verify", str(target))
@@ -433,6 +442,7 @@ def test_export_a_tampered_journal_warns(copy: Path, tmp_path: Path) -> None:
 
 
 def test_export_a_torn_journal_with_a_note(copy: Path, tmp_path: Path) -> None:
+    torn = line_count(copy) + 1
     with journal_of(copy).open("ab") as handle:
         handle.write(b'{"prev":"2f')
     target = tmp_path / "torn.zip"
@@ -440,10 +450,10 @@ def test_export_a_torn_journal_with_a_note(copy: Path, tmp_path: Path) -> None:
     assert done.returncode == 0 and "TORN" in done.stderr
     manifest = manifest_of(members(target))
     assert manifest["verification"]["status"] == "torn"
-    assert any("line 70 is torn" in note for note in manifest["notes"])
+    assert any(f"line {torn} is torn" in note for note in manifest["notes"])
     done = epistemic("verify", str(target))
     assert done.returncode == 3
-    assert done.stdout.startswith("TORN: journal: line 70 is torn")
+    assert done.stdout.startswith(f"TORN: journal: line {torn} is torn")
 
 
 def test_export_notes_missing_evidence(copy: Path, tmp_path: Path) -> None:

@@ -614,7 +614,7 @@ def test_report_on_a_rejection_whose_message_is_not_text(ws: Path) -> None:
     write_journal(ws, [{"kind": "rejected", "seq": 1, "tool": "bash", "rule": "x", "message": 5}])
     done = run("report", cwd=ws)
     assert "Traceback" not in done.stderr
-    assert done.returncode in (0, 2, 3)
+    assert done.returncode in (0, 1, 2, 3)  # 1: the hand-written journal is not chained
 
 
 def test_exec_of_a_command_killed_by_a_signal(ws: Path) -> None:

@@ -367,8 +367,13 @@ class Tags(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.found.append((tag, dict(attrs)))
 
-    def first(self, tag: str) -> dict[str, str | None]:
-        return next(attrs for name, attrs in self.found if name == tag)
+    def first(self, tag: str, **wanted: str) -> dict[str, str | None]:
+        """The first `tag` whose attributes include `wanted` (`id="narrative"`)."""
+        return next(
+            attrs
+            for name, attrs in self.found
+            if name == tag and all(attrs.get(key) == value for key, value in wanted.items())
+        )
 
     @property
     def calls(self) -> list[dict[str, str | None]]:
@@ -411,7 +416,7 @@ def test_the_page_loads_and_its_script_runs(pages: dict[str, Path], tmp_path: Pa
         assert tags.first("html").get("data-ready") == "1"  # the script ran to its end
         assert len(tags.calls) == count and not any("hidden" in c for c in tags.calls)
         assert "hidden" not in tags.first("form")  # the filters are shown once the script runs
-        assert tags.first("ol").get("data-visible") == str(count)
+        assert tags.first("ol", id="narrative").get("data-visible") == str(count)
         assert not [t for t, _ in tags.found if t == "img"]  # the hostile markup stayed text
 
 
@@ -452,7 +457,7 @@ def test_filters_set_from_the_address(
     wanted = expected(demo if name == "demo" else api, acts, statuses)
     assert visible == wanted
     assert len(tags.calls) == (18 if name == "demo" else 9)
-    assert tags.first("ol").get("data-visible") == str(len(wanted))
+    assert tags.first("ol", id="narrative").get("data-visible") == str(len(wanted))
     marks = [a for t, a in tags.found if t == "a" and str(a.get("class")).startswith("mark")]
     dimmed = [int(str(a["data-seq"])) for a in marks if "dim" in str(a.get("class"))]
     assert sorted(set(range(1, len(marks) + 1)) - set(dimmed)) == wanted  # the timeline agrees

@@ -39,10 +39,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     words = sys.argv[1:] if argv is None else list(argv)
+    if words and not words[0].startswith("-") and words[0] not in _COMMANDS:
+        from .suggest import did_you_mean
+
+        hint = did_you_mean(words[0], _COMMANDS) or " See `epistemic --help`."
+        print(f"epistemic: {words[0]!r} is not a command.{hint}", file=sys.stderr)
+        return EXIT_USAGE
     parser = build_parser(words[0] if words else None)
     args = parser.parse_args(words)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
+        if getattr(args, "chdir", None) is not None:
+            _enter(args.chdir)
         return handler(args)
     except UsageError as error:
         print(f"epistemic: {error}", file=sys.stderr)
@@ -77,6 +85,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"epistemic: {line}", file=sys.stderr)
             return EXIT_USAGE
         raise
+
+
+def _enter(folder: str) -> None:
+    """`-C DIR` on a command whose workspace is a path argument: run as if started in DIR."""
+    try:
+        os.chdir(folder)
+    except OSError as error:
+        raise UsageError(f"-C {folder}: {error.strerror or error}") from None
 
 
 def _salvage_hint(journal: Path) -> str:
@@ -140,6 +156,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="epistemic",
         description="Gated, justified, journaled tool calls: every act says what it is and why.",
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"epistemic-agent {__version__}")
     # an explicit prog spares argparse a help formatter (and its imports) at start-up
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", prog="epistemic")
     groups = (
@@ -147,7 +166,34 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     for register in groups:
         register(sub)
+    for child in _children(parser):
+        _name_the_workspace(child)
     return parser
+
+
+def _children(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every subcommand's parser, nested ones (`policy check`) included."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += [child, *_children(child)]
+    return found
+
+
+def _name_the_workspace(parser: argparse.ArgumentParser) -> None:
+    """One way to name the workspace for every command: `-C DIR`. A command that has no `-C`
+    of its own (its workspace is a path argument, default `.`) runs as if started in DIR."""
+    if "-C" in parser._option_string_actions or any(
+        isinstance(action, argparse._SubParsersAction) for action in parser._actions
+    ):
+        return
+    parser.add_argument(
+        "-C",
+        dest="chdir",
+        metavar="DIR",
+        help="run as if started in DIR (paths, the default `.` among them, are read from there)",
+    )
 
 
 def _register_exec(sub: Any) -> None:
@@ -233,6 +279,9 @@ def _open_session(args: argparse.Namespace) -> Any:
             timeout=timeout, approval_timeout=waits, session=chosen, supervisor=supervisor
         )
     from .providers import ProviderError
+    from .report_path import moved_note
+
+    moved = moved_note(directory)  # the workspace has a RATIONALE.md of its own
 
     try:
         session = Session(directory, settings, policy=chosen_policy(args))
@@ -241,6 +290,8 @@ def _open_session(args: argparse.Namespace) -> Any:
 
         raise UsageError(supervisor_error(error)) from None
     _warn_confinement(session)
+    if moved is not None:
+        print(f"epistemic: note: {moved}", file=sys.stderr)
     return session
 
 
@@ -371,12 +422,16 @@ def _journal_path(target: str, session: str | None = None) -> Path:
 
 
 def _cmd_log(args: argparse.Namespace) -> int:
-    from .journal import read_records
+    from .chain_notice import announce, check_journal
+    from .journal import read_numbered
     from .records import merge_calls
 
     journal = _journal_path(args.dir, session_choice(args))
-    records, notes = read_records(journal)
+    numbered, notes = read_numbered(journal)
+    records = [record for _, record in numbered]
     views = merge_calls(records)
+    if records:
+        announce(check_journal(journal), numbered)  # first: what follows may not be as recorded
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if not records and journal.stat().st_size:
@@ -391,14 +446,24 @@ def _cmd_log(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from .chain_notice import announce, check_journal, exit_status, notice
+    from .journal import read_numbered
     from .layout import Layout
     from .report import rebuild
 
     journal = _journal_path(args.dir, session_choice(args))
     layout = Layout.find(journal)
-    position = rebuild(layout)
+    from .report_path import moved_note
+
+    moved = moved_note(layout.workspace)
+    if moved is not None:
+        print(f"epistemic: note: {moved}", file=sys.stderr)
+    checked = check_journal(journal)
+    numbered = read_numbered(journal)[0]
+    announce(checked, numbered)  # first, and at the top of the report
+    position = rebuild(layout, warning=notice(checked, numbered))
     print(f"{layout.report} re-rendered from {position.lines} journal line(s)")
-    return 0
+    return exit_status(checked)  # a verdict: the record does not verify
 
 
 def _cmd_types(args: argparse.Namespace) -> int:

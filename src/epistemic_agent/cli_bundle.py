@@ -34,7 +34,13 @@ def register(sub: Any) -> None:
         "1 when there are or when lines of a newer format could not be checked (incomplete), "
         "2 when PATH holds no journal.",
     )
-    p.add_argument("path", metavar="PATH", help="a journal, a workspace or its .epistemic folder")
+    p.add_argument(
+        "path",
+        nargs="?",
+        default=".",
+        metavar="PATH",
+        help="a journal, a workspace or its .epistemic folder (default: .)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
         "--expect-head",
@@ -48,10 +54,17 @@ def register(sub: Any) -> None:
         help="pack a session into an audit bundle (a zip)",
         description="Write the journal, every evidence file it references, RATIONALE.md and its "
         "pages, the HTML report, the policy in force and manifest.json (sizes, SHA-256s, the "
-        "journal's verification) into one zip. Exit 0 when written (a tampered journal is "
-        "exported with a warning: the manifest says so), 2 on bad input.",
+        "journal's verification) into one zip. Exit 0 when written, 1 when written but the "
+        "journal itself does not verify (edited, cut: announced first, and the manifest says "
+        "so; missing evidence or a torn last line is a warning, exit 0), 2 on bad input.",
     )
-    p.add_argument("path", metavar="PATH", help="a journal, a workspace or its .epistemic folder")
+    p.add_argument(
+        "path",
+        nargs="?",
+        default=".",
+        metavar="PATH",
+        help="a journal, a workspace or its .epistemic folder (default: .)",
+    )
     p.add_argument("-o", "--output", required=True, metavar="BUNDLE.zip", help="the zip to write")
     p.add_argument("--force", action="store_true", help="replace BUNDLE.zip if it exists")
     session_option(p)
@@ -59,6 +72,7 @@ def register(sub: Any) -> None:
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
+    from .chain_notice import announce
     from .cli_verify import options_of
     from .lint import lint
     from .record_check import check_record
@@ -72,6 +86,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     journal = session.journal
     anchor = journal.parent / "head.json" if journal.name == "journal.jsonl" else None
     session.integrity = check_record(journal, anchor, options)  # chain, evidence and seals
+    announce(session.integrity, session.numbered())  # first: the verdict on what follows
     result = lint(session)
     skipped = sum(result.unchecked.values())
     if args.json:
@@ -118,11 +133,17 @@ def _session_journal(args: argparse.Namespace) -> Path:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from .bundle import export
+    from .chain_notice import announce, exit_status, verdict_of
+    from .journal import read_numbered
+    from .sessions import journal_of
 
     output = Path(args.output)
     manifest = export(_session_journal(args), output, args.force)
     checked = manifest.get("verification") or {}
     status = str(checked.get("status"))
+    verdict = verdict_of(checked) if checked else None
+    if verdict is not None and status != "intact":  # first: the record does not verify
+        announce(verdict, read_numbered(journal_of(Path(args.path)))[0])
     evidence = manifest["evidence"]["included"]
     print(
         visible(
@@ -143,4 +164,4 @@ def _cmd_export(args: argparse.Namespace) -> int:
             ),
             file=sys.stderr,
         )
-    return 0
+    return exit_status(verdict)  # a verdict: a bundle of a record that does not verify

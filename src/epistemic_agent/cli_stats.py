@@ -100,12 +100,16 @@ def _read_all(journals: list[Path]) -> tuple[list[dict[str, Any]], list[dict[str
 
 
 def _load(target: Path) -> Loaded:
+    """One session, its chain verified: a journal that does not verify is announced first."""
+    from .chain_notice import announce
     from .sessions import ReadError, load
 
     try:
-        return load(target)
+        loaded = load(target)
     except ReadError as error:
         raise UsageError(str(error)) from None
+    announce(loaded.integrity, loaded.numbered(), label=str(loaded.journal))
+    return loaded
 
 
 def _note(text: str) -> None:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from .sessions import Loaded
 
-PATH_HELP = "a journal file, a workspace, or its .epistemic folder"
+PATH_HELP = "a journal file, a workspace, or its .epistemic folder (default: .)"
 PLOT_SUFFIXES = (".png", ".svg")
 HTML_SUFFIXES = (".html", ".htm")
 
@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
         "calls per act. The format follows -o's suffix (.png or .svg). Default output: "
         "NAME-timeline.png in the current directory, NAME being the session's folder.",
     )
-    p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    p.add_argument("path", nargs="?", default=".", metavar="PATH", help=PATH_HELP)
     p.add_argument("-o", dest="output", metavar="FILE", help="where to write (.png or .svg)")
     p.add_argument(
         "--time",
@@ -50,7 +50,7 @@ def register(sub: Any) -> None:
         "address: report.html#act=revert&status=failed. Default output: NAME-report.html in "
         "the current directory, NAME being the session's folder.",
     )
-    p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    p.add_argument("path", nargs="?", default=".", metavar="PATH", help=PATH_HELP)
     p.add_argument("-o", dest="output", metavar="FILE", help="where to write (.html)")
     session_option(p)
     p.set_defaults(handler=_cmd_html)
@@ -59,12 +59,15 @@ def register(sub: Any) -> None:
 def load_session(path: str, session: str | None = None) -> Loaded:
     """The session at a path (of a workspace: the newest, or the one `session` names),
     verified; ReadError becomes a usage error (exit 2)."""
+    from .chain_notice import announce
     from .sessions import ReadError, load
 
     try:
-        return load(Path(path), session=session)
+        loaded = load(Path(path), session=session)
     except ReadError as error:
         raise UsageError(str(error)) from None
+    announce(loaded.integrity, loaded.numbered())  # first: what follows may not be as recorded
+    return loaded
 
 
 def default_output(session: Loaded, suffix: str) -> Path:
@@ -90,7 +93,8 @@ def output_path(given: str | None, default: Path, suffixes: tuple[str, ...]) -> 
 
 
 def report_notes(session: Loaded) -> None:
-    """What the reader found odd, and the chain's verdict when it is not intact, on stderr."""
+    """What the reader found odd, and the chain's verdict when it is not intact, on stderr
+    (after the output; the verdict was also announced first: load_session)."""
     from .html_report import reader_notes
 
     for note in reader_notes(session):

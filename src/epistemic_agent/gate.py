@@ -7,6 +7,7 @@ import re
 
 from .layout import POLICY_NAME, is_guarded, is_protected
 from .structs import field, struct
+from .suggest import did_you_mean
 from .tools import TOOL_NAMES, TOOLS_BY_NAME
 from .vocabulary import ACT_NAMES, ACTS_BY_NAME, FILE_TOOL_ACTS, act_list_text, normalise_act
 
@@ -278,7 +279,8 @@ def _check_bash(args: dict[str, Any], config: GateConfig) -> Verdict:
     if act not in ACTS_BY_NAME:
         return Rejected(
             "type-unknown",
-            f"`type` must be one of {', '.join(ACT_NAMES)}; got {raw_type!r}.",
+            f"`type` must be one of {', '.join(ACT_NAMES)}; got {raw_type!r}."
+            + did_you_mean(raw_type, ACT_NAMES),
             "bash",
             None,
             args,

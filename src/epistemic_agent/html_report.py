@@ -137,7 +137,9 @@ def _notes(session: Loaded) -> str:
     notes = reader_notes(session)
     integrity = session.integrity
     if integrity is not None and integrity.status != "intact":
-        notes.insert(0, f"the hash chain is {integrity.status}: {integrity.problem}")
+        from .chain_notice import notice
+
+        notes[:0] = notice(integrity, session.numbered())
     if not notes:
         return ""
     items = "".join(f"<li>{esc(note)}</li>" for note in notes)

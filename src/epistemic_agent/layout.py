@@ -18,6 +18,9 @@ SESSIONS_DIR = "sessions"  # .epistemic/sessions/<id>/: one folder per session
 JOURNAL_NAME = "journal.jsonl"
 ANCHOR_NAME = "head.json"
 REPORT_NAME = "RATIONALE.md"
+#: Where the report goes when the workspace has a RATIONALE.md of its own (report_path).
+OWN_REPORT_NAME = "RATIONALE.epistemic.md"
+REPORT_NAMES = (REPORT_NAME, OWN_REPORT_NAME)
 POLICY_NAME = "epistemic.toml"  # the workspace's policy: the agent it governs may not change it
 PAGES_DIR = "report"
 CLIENT_SETTINGS = (".claude", ".codex", ".mcp.json", ".cursor", ".vscode/mcp.json")
@@ -32,7 +35,27 @@ def is_guarded(rel_path: str) -> bool:
 def is_protected(rel_path: str) -> bool:
     """Whether a workspace-relative path is part of the record, which no tool may touch."""
     first = rel_path.split("/", 1)[0]
-    return first == RECORD_DIR or rel_path == REPORT_NAME
+    return first == RECORD_DIR or rel_path in REPORT_NAMES
+
+
+GITIGNORE = b"# the session's record (epistemic-agent): never committed with the work\n*\n"
+
+
+def ignore_record(record: Path) -> None:
+    """Give the record folder a `.gitignore` holding `*`, unless it has one: `git add -A` in the
+    workspace then stages nothing of the journal, its evidence or its captures. The session
+    writes it (acts cannot see the record folder); a `.gitignore` already there is left as is."""
+    import os
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        handle = os.open(record / ".gitignore", flags, 0o644)
+    except (FileExistsError, FileNotFoundError, NotADirectoryError):
+        return
+    try:
+        os.write(handle, GITIGNORE)
+    finally:
+        os.close(handle)
 
 
 def is_session_id(name: str) -> bool:
@@ -67,7 +90,7 @@ class Layout:
         self.pending = self.folder / "pending"  # approval requests and answers (approval.py)
         self.pages = self.folder / PAGES_DIR
         self.checkpoint = self.pages / "checkpoint.json"
-        self.report = workspace / REPORT_NAME
+        self._report: Path | None = None
         self.spare = self.record / "RATIONALE.md.previous"  # see fsutil.exchange_write
         self.older = self.record / "RATIONALE.md.older"  # a second spare: see the same
         self.effects_cache = self.record / "effects-cache.json"
@@ -90,6 +113,16 @@ class Layout:
     def relative(self, path: Path) -> str:
         """A path of the record as a link from the workspace (where RATIONALE.md is)."""
         return path.relative_to(self.workspace).as_posix()
+
+    @property
+    def report(self) -> Path:
+        """RATIONALE.md, or RATIONALE.epistemic.md when RATIONALE.md is the workspace's own
+        (report_path.py); chosen once per Layout."""
+        if self._report is None:
+            from .report_path import report_path
+
+            self._report = report_path(self.workspace)
+        return self._report
 
     def client_settings(self) -> tuple[Path, ...]:
         """Where an agent client's own settings live in the workspace (`epistemic init`

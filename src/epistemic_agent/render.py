@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def header(session: Mapping[str, Any]) -> str:
-    lines = ["# RATIONALE", ""]
+def header(session: Mapping[str, Any], warning: Sequence[str] = ()) -> str:
+    lines = ["# RATIONALE", "", *chain_warning(warning)]
     if session:
         facts = [
             f"session {code(session.get('session', '?'))}",
@@ -39,6 +39,14 @@ def header(session: Mapping[str, Any]) -> str:
         if isinstance(task, str) and task.strip():
             lines += [prose("**Task:**", task), ""]
     return "\n".join(lines) + "\n"
+
+
+def chain_warning(warning: Sequence[str]) -> list[str]:
+    """The reader's notice that the journal does not verify (chain_notice.py), first thing."""
+    if not warning:
+        return []
+    first, *rest = warning
+    return [f"> **⚠ {text(first)}**", *(f">\n> {text(line)}" for line in rest), ""]
 
 
 def confinement_banner(confinement: object) -> list[str]:

@@ -117,6 +117,7 @@ class Report:
         self.history = History(str(layout.workspace))
         self._spare_turn: int | None = None
         self._other_sessions: str | None = None
+        self.warning: list[str] = []  # the journal does not verify: shown first (rebuild)
 
     def reset(self) -> None:
         self.__init__(self.layout, self.page_size)  # type: ignore[misc]
@@ -276,7 +277,7 @@ class Report:
         shown = [self._dead_end_text(seq) for seq in dead[-DEAD_ENDS_SHOWN:]]
         return "".join(
             [
-                render.header(totals.session),
+                render.header(totals.session, self.warning),
                 render.shape(totals.counts, totals.shell, sum(totals.rejected.values())),
                 render.approvals(totals.approvals),
                 render.model_line(totals.model, totals.ending),
@@ -390,9 +391,13 @@ def _seq(view: CallView) -> int:
     return view.seq
 
 
-def rebuild(layout: Layout, page_size: int = PAGE_SIZE) -> Position:
-    """Re-render RATIONALE.md and every page from the whole journal (`epistemic report`)."""
+def rebuild(
+    layout: Layout, page_size: int = PAGE_SIZE, warning: list[str] | None = None
+) -> Position:
+    """Re-render RATIONALE.md and every page from the whole journal (`epistemic report`);
+    a `warning` (the chain does not verify: chain_notice.py) heads it."""
     report = Report(layout, page_size)
+    report.warning = list(warning or ())
     position = Position()
     readable = 0
     for record, before in follow(layout.journal, position):

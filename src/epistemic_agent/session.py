@@ -25,9 +25,10 @@ from .gate import Call, GateConfig, Rejected, check
 from .guard import Guard, workspace_policy
 from .identity import git_head, user
 from .journal import JournalWriter, Record
-from .layout import RECORD_DIR, REPORT_NAME, Layout
+from .layout import RECORD_DIR, REPORT_NAMES, Layout, ignore_record
 from .observe import Observer
 from .observers import best_observer, outside_observer
+from .outcome_line import excerpt
 from .policy import PolicyError
 from .records import call_record, outcome_record, rejected_record
 from .recovery import Orphan, Recovery
@@ -125,6 +126,7 @@ class Session(PolicyCalls, ReviewCalls):
         self.guard.alerts.runner = self._run_hook
         if not self.journal.open(self.report.load_checkpoint()):
             self.report.reset()
+        ignore_record(self.layout.record)  # new workspaces and older ones alike
         relinked = list(self.journal.relinked)
         refused = None
         with self.journal.locked():
@@ -198,7 +200,7 @@ class Session(PolicyCalls, ReviewCalls):
             )
             for seq, d in history.declared.items()
         ]
-        ignored = frozenset((*self.settings.ignore, RECORD_DIR, REPORT_NAME))
+        ignored = frozenset((*self.settings.ignore, RECORD_DIR, *REPORT_NAMES))
         recovery = Recovery(self.workspace, self.layout.scratch, self.evidence, self.guard, ignored)
         recovered = recovery.outcomes(orphans) if orphans else []
         for record in recovered:
@@ -472,7 +474,7 @@ class Session(PolicyCalls, ReviewCalls):
         assert call.act is not None
         launch = self.confinement.launch(call.act, self._capture)
         enforcement = self._enforcement(call)
-        ignored = (*self.settings.ignore, RECORD_DIR, REPORT_NAME)  # the record: always
+        ignored = (*self.settings.ignore, RECORD_DIR, *REPORT_NAMES)  # the record: always
         observer = best_observer(self.workspace, ignored) if self.settings.observe else None
         outside = self._outside_observers(call.act)
         for watcher in (observer, *outside.values()):
@@ -855,11 +857,8 @@ def _summarise(done: Execution, stdout: str, stderr: str, timeout: float) -> str
     if done.timed_out:
         text = f"timed out after {timeout:g} s; the command's process group was killed"
     else:
-        first = next(
-            (line.strip() for line in (stdout + "\n" + stderr).splitlines() if line.strip()), ""
-        )
-        excerpt = first if len(first) <= 100 else first[:97] + "..."
-        text = f"rc={done.returncode} — {excerpt or '(no output)'}"
+        shown = excerpt(stdout, stderr, failed=done.returncode != 0)  # failed: the last line
+        text = f"rc={done.returncode} — {shown or '(no output)'}"
     if done.stopped_background:
         text += " (background processes it left were stopped)"
     return text
