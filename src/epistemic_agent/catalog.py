@@ -23,7 +23,15 @@ from pathlib import Path
 
 from .errors import UsageError
 from .journal import decode
-from .layout import ANCHOR_NAME, JOURNAL_NAME, RECORD_DIR, SESSIONS_DIR, Layout, is_session_id
+from .layout import (
+    ANCHOR_NAME,
+    JOURNAL_NAME,
+    RECORD_DIR,
+    SESSIONS_DIR,
+    Layout,
+    is_session_id,
+    workspace_of,
+)
 from .structs import struct
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -212,3 +220,22 @@ def choosing(workspace: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def find_layout(target: Path, session: str | None = None) -> Layout:
+    """Accept a workspace, its `.epistemic` folder, a session's folder or a journal file.
+    A workspace names its newest session, or the one `session` names (an id or a unique
+    prefix: `UnknownSession` when none or several match)."""
+    target = target.resolve()
+    journal = target.is_file() or target.name == JOURNAL_NAME
+    if journal:
+        target = target.parent
+    owner = workspace_of(target)
+    if owner is not None and (journal or target.name != RECORD_DIR):
+        if session is None:  # this very journal (the legacy one, or a session's)
+            return Layout(owner, None if target.name == RECORD_DIR else target)
+        target = owner
+    elif owner is not None:
+        target = owner
+    entry = pick(target, session)
+    return Layout(target) if entry is None else entry.layout

@@ -278,8 +278,8 @@ def _open_session(args: argparse.Namespace) -> Any:
         settings = Settings(
             timeout=timeout, approval_timeout=waits, session=chosen, supervisor=supervisor
         )
+    from .layout import moved_note
     from .providers import ProviderError
-    from .report_path import moved_note
 
     moved = moved_note(directory)  # the workspace has a RATIONALE.md of its own
 
@@ -412,10 +412,10 @@ def _print_text(result: Any, streamed: bool) -> None:
 
 
 def _journal_path(target: str, session: str | None = None) -> Path:
-    from .layout import Layout
+    from .catalog import find_layout
 
     path = Path(target)
-    journal = path if path.is_file() else Layout.find(path, session).journal
+    journal = path if path.is_file() else find_layout(path, session).journal
     if not journal.is_file():
         raise UsageError(f"no journal at {journal}")
     return journal
@@ -446,14 +446,14 @@ def _cmd_log(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from .catalog import find_layout
     from .chain_notice import announce, check_journal, exit_status, notice
     from .journal import read_numbered
-    from .layout import Layout
     from .report import rebuild
 
     journal = _journal_path(args.dir, session_choice(args))
-    layout = Layout.find(journal)
-    from .report_path import moved_note
+    layout = find_layout(journal)
+    from .layout import moved_note
 
     moved = moved_note(layout.workspace)
     if moved is not None:

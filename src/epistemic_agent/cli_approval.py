@@ -61,12 +61,12 @@ def register(sub: Any) -> None:
 
 
 def _folder(args: argparse.Namespace) -> Path:
-    from .layout import Layout
+    from .catalog import find_layout
 
     directory = Path(args.directory)
     if not directory.is_dir():
         raise UsageError(f"workspace {directory} is not a directory")
-    return Layout.find(directory).pending
+    return find_layout(directory).pending
 
 
 def _cmd_pending(args: argparse.Namespace) -> int:

@@ -126,10 +126,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def journal_path(target: str) -> Path:
-    from .layout import Layout
+    from .catalog import find_layout
 
     path = Path(target)
-    journal = path if path.is_file() else Layout.find(path).journal
+    journal = path if path.is_file() else find_layout(path).journal
     if not journal.is_file():
         raise UsageError(f"no journal at {journal}")
     return journal
@@ -162,19 +162,19 @@ def verdict_lines(result: Verification, target: str) -> list[str]:
 def _a_workspace_journal(target: str) -> bool:
     """Whether `target` names a workspace's own journal (what --salvage works on), not a copy
     of a journal kept somewhere else."""
-    from .layout import Layout
+    from .catalog import find_layout
 
     path = Path(target)
-    journal = path if path.is_file() else Layout.find(path).journal
-    return Layout.find(journal).journal == journal.resolve() and journal.name == "journal.jsonl"
+    journal = path if path.is_file() else find_layout(path).journal
+    return find_layout(journal).journal == journal.resolve() and journal.name == "journal.jsonl"
 
 
 def _cmd_salvage(args: argparse.Namespace) -> int:
-    from .layout import Layout
+    from .catalog import find_layout
     from .salvage import salvage
 
     journal = journal_path(args.dir)
-    layout = Layout.find(journal)
+    layout = find_layout(journal)
     if layout.journal != journal.resolve():
         raise UsageError(f"{journal}: --salvage needs a workspace's .epistemic/journal.jsonl")
     if not layout.legacy:  # salvage.py moves the files of `.epistemic/` itself

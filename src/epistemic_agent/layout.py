@@ -11,6 +11,9 @@ session stays in `.epistemic/`: the report's spares and the classifier's cache.
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from pathlib import Path
 
 RECORD_DIR = ".epistemic"
@@ -117,10 +120,8 @@ class Layout:
     @property
     def report(self) -> Path:
         """RATIONALE.md, or RATIONALE.epistemic.md when RATIONALE.md is the workspace's own
-        (report_path.py); chosen once per Layout."""
+        (`report_path`); chosen once per Layout."""
         if self._report is None:
-            from .report_path import report_path
-
             self._report = report_path(self.workspace)
         return self._report
 
@@ -136,23 +137,58 @@ class Layout:
     def __repr__(self) -> str:
         return f"Layout({self.workspace!r}, {self.folder!r})"
 
-    @classmethod
-    def find(cls, target: Path, session: str | None = None) -> Layout:
-        """Accept a workspace, its `.epistemic` folder, a session's folder or a journal file.
-        A workspace names its newest session, or the one `session` names (an id or a unique
-        prefix: `catalog.UnknownSession` when none or several match)."""
-        target = target.resolve()
-        journal = target.is_file() or target.name == JOURNAL_NAME
-        if journal:
-            target = target.parent
-        owner = workspace_of(target)
-        if owner is not None and (journal or target.name != RECORD_DIR):
-            if session is None:  # this very journal (the legacy one, or a session's)
-                return cls(owner, None if target.name == RECORD_DIR else target)
-            target = owner
-        elif owner is not None:
-            target = owner
-        from .catalog import pick
 
-        entry = pick(target, session)
-        return cls(target) if entry is None else entry.layout
+# Where the report is written: RATIONALE.md, unless the workspace already has a RATIONALE.md
+# of its own. A user's file is never overwritten (docs/report.md, "Where the report is").
+#
+# - `RATIONALE.epistemic.md` exists: the report stays there (it was chosen before);
+# - no `RATIONALE.md`, or one this renderer wrote: `RATIONALE.md`;
+# - a `RATIONALE.md` this renderer did not write (or a link, a folder): `RATIONALE.epistemic.md`.
+#
+# "Written by this renderer" is read from the file's two marker lines, which `render` writes
+# and nothing else does: its title line (`# RATIONALE`) first, and last the footer that names
+# the journal's head (`_Journal head: `<hash>` ... `epistemic verify` ..._`).
+
+TITLE = b"# RATIONALE\n"
+FOOTER = re.compile(rb"\n_Journal head: `[0-9a-f]{64}` .*`epistemic verify[^\n]*_\n\Z")
+PEEK = 4096
+
+
+def report_path(workspace: Path) -> Path:
+    """The file the report of this workspace goes to (see the comment above)."""
+    own = workspace / OWN_REPORT_NAME
+    if os.path.lexists(own):
+        return own
+    usual = workspace / REPORT_NAME
+    if not os.path.lexists(usual) or is_ours(usual):
+        return usual
+    return own
+
+
+def is_ours(path: Path) -> bool:
+    """Whether a regular file (not followed through a link) was written by this renderer."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False
+    if not stat.S_ISREG(os.fstat(handle).st_mode):  # a folder, a fifo: not a report
+        os.close(handle)
+        return False
+    with os.fdopen(handle, "rb") as file:
+        if file.read(len(TITLE)) != TITLE:
+            return False
+        size = os.fstat(file.fileno()).st_size
+        file.seek(max(size - PEEK, 0))
+        return FOOTER.search(file.read()) is not None
+
+
+def moved_note(workspace: Path) -> str | None:
+    """What to tell the user when the report is about to be written beside their own
+    RATIONALE.md for the first time; None otherwise."""
+    own = workspace / OWN_REPORT_NAME
+    if report_path(workspace) != own or os.path.lexists(own):
+        return None
+    return (
+        f"{workspace / REPORT_NAME} is not an epistemic report (the workspace's own file): it "
+        f"is left as it is, and the report is written to {own}"
+    )

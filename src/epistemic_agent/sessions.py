@@ -139,10 +139,10 @@ def journal_of(target: Path, session: str | None = None) -> Path:
         return target
     if (target / JOURNAL_NAME).is_file() and workspace_of(target) is None:
         return target / JOURNAL_NAME  # a folder holding a journal: a damaged copy, a bundle
-    from .layout import Layout
+    from .catalog import find_layout
 
     if target.name == RECORD_DIR or (target / RECORD_DIR).is_dir() or workspace_of(target):
-        journal = Layout.find(target, session).journal
+        journal = find_layout(target, session).journal
         if journal.is_file():
             return journal
     if not target.exists():
