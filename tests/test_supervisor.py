@@ -331,3 +331,32 @@ def test_the_policy_file_sets_the_supervisor_and_its_faults_have_lines(
         ":5: [supervisor]: `on_error` must be one of allow, deny, ask" in line for line in lines
     )
     assert any(":6: [supervisor]: unknown key 'colour'" in line for line in lines)
+
+
+def test_no_act_can_rewrite_the_supervisors_own_script(ws: Path) -> None:
+    """A verdict script in the workspace is read-only for every act, as the policy file is:
+    the agent cannot turn its reviewer's blocks into oks."""
+    verdicts = ws / "verdicts.json"
+    entries = [{"when": "rm ", "verdict": "block", "note": "keep it"}, {"default": True}]
+    entries[1]["verdict"] = "ok"
+    verdicts.write_text(json.dumps(entries))
+    before = verdicts.read_bytes()
+    lenient = json.dumps([{"default": True, "verdict": "ok"}])
+    with session(ws, f"replay:{verdicts}") as s:
+        shell = s.bash(f"echo '{lenient}' > verdicts.json", "change-state", CHANGE)
+        tool = s.write_file("verdicts.json", lenient, CHANGE)
+        moved = s.bash("mv verdicts.json gone.json", "change-state", CHANGE)
+    assert verdicts.read_bytes() == before
+    assert not (shell.ok or tool.ok or moved.ok)
+
+
+def test_a_block_note_is_escaped_on_execs_stderr(ws: Path, tmp_path: Path) -> None:
+    spec = script(tmp_path, [{"when": "marker", "verdict": "block", "note": NASTY}])
+    done = subprocess.run(
+        [EPISTEMIC, "exec", "-C", str(ws), "--supervisor", spec, "--type", "change-state",
+         "--reason", CHANGE, "--", "touch marker"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and not (ws / "marker").exists()
+    assert "the supervisor blocked this call: see [bold]docs[/]" in done.stderr
+    assert "\x1b" not in done.stderr and "\\x1b[31mred" in done.stderr

@@ -468,3 +468,11 @@ def test_a_screenshot_of_the_page(pages: dict[str, Path], tmp_path: Path) -> Non
     chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,2000", pages["demo"].as_uri())
     assert png_size(shot) == (1280, 2000)
     assert shot.stat().st_size > 50_000  # a rendered page, not a blank one
+
+
+def test_html_text_cannot_be_made_to_read_reversed() -> None:
+    from epistemic_agent.html_assets import esc
+
+    shown = esc("rm -rf \u202e/ssalg\u202c and \u2066x\u2069")
+    assert not any(char in shown for char in "\u202e\u202c\u2066\u2069")
+    assert "\\u202e/ssalg\\u202c" in shown and "\\u2066x\\u2069" in shown

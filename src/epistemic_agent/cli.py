@@ -399,7 +399,9 @@ def _print_text(result: Any, streamed: bool) -> None:
         said = review.get("verdict") or f"failed to review ({review.get('failure')})"
         print(f"epistemic: supervisor {said}: {one_line(str(review['note']))}", file=sys.stderr)
     if result.status in ("rejected", "denied"):
-        print(result.for_model(), file=sys.stderr)
+        from .safetext import visible
+
+        print(visible(result.for_model()), file=sys.stderr)  # agent text: no escape codes
     elif not streamed:
         text = result.stdout if result.ok else result.outcome
         print(

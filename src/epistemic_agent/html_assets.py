@@ -12,12 +12,16 @@ from .plot import ACT_COLOURS, FLAG_COLOUR, NO_ACT, STATUSES, Mark, colour, dead
 
 # C0 controls (but tab, newline, carriage return), DEL, and lone surrogates: not text
 _NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+#: Bidirectional controls (embeddings, overrides, isolates, marks): shown as their escapes, as
+#: the terminal and Markdown views show them, so that text cannot be made to read reversed.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def esc(value: object) -> str:
     """Text (or anything, as text) made safe for an HTML element or a quoted attribute."""
     text = value if isinstance(value, str) else str(value)
-    return html.escape(_NOT_TEXT.sub("\ufffd", text), quote=True)
+    text = _BIDI.sub(lambda found: f"\\u{ord(found.group()):04x}", _NOT_TEXT.sub("\ufffd", text))
+    return html.escape(text, quote=True)
 
 
 def act_css() -> str:

@@ -174,6 +174,8 @@ class Session(PolicyCalls, ReviewCalls):
         signers = [self.policy.allowed_signers, *(r.allowed_signers for r in self.policy.rules)]
         guarded += [Path(path) for path in dict.fromkeys(signers) if path]
         guarded += [path for path in self.layout.client_settings() if path.exists()]
+        if self.supervisor is not None:
+            guarded += self.supervisor.files
         return Confinement(
             self.platform,
             self.workspace,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 from .providers.base import ProviderError, Turn, Usage, UserMessage
 from .structs import field, struct
@@ -140,6 +141,13 @@ class Supervisor:
     @property
     def model(self) -> str:
         return f"{self.provider.name}:{self.provider.model}"
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """What the supervisor reads while the session runs (a verdict script): read-only for
+        every act, as the policy file is, so the agent cannot rewrite its own reviewer."""
+        path = getattr(self.provider, "path", None)
+        return (Path(path).resolve(),) if isinstance(path, Path) else ()
 
     def reviews(self, act: str | None) -> bool:
         return act in self.spec.acts
