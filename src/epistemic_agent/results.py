@@ -32,6 +32,7 @@ class Settings:
     platform: Platform | None = None  # what to confine with (None: what this machine has)
     hidden: tuple[str, ...] = ()  # paths no act may read (besides the record)
     decoys: tuple[tuple[str, str], ...] = ()  # (folder, decoy): acts see the decoy's tree there
+    readable: tuple[str, ...] | None = None  # all acts may read besides their own (None: all)
 
 
 @struct(frozen=False)
