@@ -126,7 +126,7 @@ def run_unittest(
     marker = f"@@outcomes-{secrets.token_hex(8)}@@"
     argv = [python3(), "-B", str(harness), marker, *(["--failfast"] if failfast else []), *names]
     try:
-        ran = run_code(argv, copy, timeout)
+        ran = run_code(argv, copy, timeout, readable=[harness])
     finally:
         harness.unlink(missing_ok=True)
     outcomes: dict[str, list[str]] | None = None

@@ -12,6 +12,9 @@ The agent gets a PATH of only the allowed folders (the tasks' Python's own first
 empty HOME of its own (git reads ~/.gitconfig and stops when it is unreadable); its
 environment is otherwise the runner's.
 
+The code an oracle runs (launcher.py) gets the same list and PATH, with its scratch copy and
+temp folder instead of the workspace.
+
 Copies of the benchmark inside the allowed folders (the package installed into the tasks'
 Python, or the system's) are found by importing it with that Python, and covered by the decoy
 like every other known copy (hiding.py).
@@ -45,12 +48,14 @@ class Reads:
         return args
 
 
-def allow_list(home: Path) -> Reads:
-    """The agent's allow-list with `home` (its empty HOME) in it."""
+def allow_list(home: Path | None) -> Reads:
+    """The agent's allow-list with `home` (its empty HOME) in it; without one, the list the
+    code an oracle runs gets (its launcher adds its scratch copy and temp folder)."""
     python, prefixes, copies = python_facts()
     paths = [path for path in SYSTEM if os.path.lexists(path)]
     paths += [prefix for prefix in prefixes if not _beneath(prefix, paths)]
-    paths.append(str(home))
+    if home is not None:
+        paths.append(str(home))
     entries = [os.path.dirname(python)] if python else []
     entries += [e for e in os.get_exec_path() if os.path.isabs(e) and _beneath(e, paths)]
     path_env = os.pathsep.join(dict.fromkeys(entries)) or "/usr/bin:/bin"
