@@ -10,6 +10,7 @@ from .agent import Stop
 from .providers.base import Turn
 from .session import CallResult, Session
 from .spend import Spend, dollars
+from .tokens_text import tokens_line
 
 
 class LiveEvents:
@@ -84,7 +85,7 @@ class LiveEvents:
             f"stopped: {stop.reason} ({stop.message})",
             f"calls by act (the whole session so far): {acts}",
             f"rejections: {sum(totals.rejected.values())}, reverts: {len(totals.dead_ends)}",
-            f"model calls: {model.get('calls', 0)}, tokens: {_tokens(model)}",
+            f"model calls: {model.get('calls', 0)}, tokens: {tokens_line(totals.spend.to_json())}",
             *spend_lines(totals.spend),
             f"report: {session.layout.report}",
             f"journal head: {session.journal.position.head} (line "
@@ -155,14 +156,6 @@ class JsonEvents:
                 "head": session.journal.position.head,
             },
         )
-
-
-def _tokens(model: Any) -> str:
-    if "prompt_tokens" not in model and "completion_tokens" not in model:
-        return "not reported"
-    return (
-        f"{model.get('prompt_tokens', 0)} prompt + {model.get('completion_tokens', 0)} completion"
-    )
 
 
 def printable(text: str) -> str:
