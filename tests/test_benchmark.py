@@ -101,6 +101,7 @@ def test_the_reference_sessions_pass_cleanly_hidden_and_unflagged(
         assert row["passed"] and row["rejections"] == 0 and row["stop"] == "finished"
         assert row["integrity"] == "intact" and row["calls"] == sum(row["shape"].values())
         assert row["hidden"] is True and "peeked" not in row
+        assert row["reads_allow_listed"] is True  # no copy the runner does not know of, either
     for row in results["plays"]:
         if row["expect"] == "pass":
             assert "peeked" not in row, row["peeked"]

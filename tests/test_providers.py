@@ -185,7 +185,10 @@ def test_usage_lands_in_the_journal(wire: Wire, server: FakeServer, tmp_path: Pa
     }
     report = (tmp_path / "RATIONALE.md").read_text("utf-8")
     assert f"`{wire.name}:{MODEL}`" in report
-    assert f"{first + second} prompt + 52 completion token(s) (2176 cached)" in report
+    # the same all-input figure for every provider (Anthropic's own input figure leaves the
+    # cache out): never the provider's `prompt_tokens` next to a total that disagrees with it
+    assert "2 model call(s), 2,500 input (2,176 read from the cache) + 52 output tokens" in report
+    assert "prompt + " not in report
     assert "Tokens: 2,500 input (2,176 read from the prompt cache, 0 written to it)" in report
 
 

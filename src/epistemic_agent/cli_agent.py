@@ -129,6 +129,15 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         metavar=("FOLDER", "DECOY"),
         help="acts see the folder DECOY (read-only) in place of FOLDER; repeatable",
     )
+    p.add_argument(
+        "--readable",
+        action="append",
+        default=None,
+        metavar="PATH",
+        help="allow acts to read, list and run only beneath PATH (repeatable), the workspace, "
+        "the scratch dir and their writable grants: give the system folders the task needs "
+        "(e.g. /usr /etc /dev /proc); default: everything the OS user can read",
+    )
     add_model_options(p)
     policy_options(p)
     color_option(p)
@@ -146,8 +155,8 @@ def color_option(p: argparse.ArgumentParser) -> None:
 
 
 def _hiding(args: argparse.Namespace) -> dict[str, Any]:
-    """--hide and --decoy as Settings fields; a path that is not there is a usage error (a
-    typo must not leave something visible that was meant to be hidden)."""
+    """--hide, --decoy and --readable as Settings fields; a path that is not there is a usage
+    error (a typo must not leave something visible that was meant to be hidden)."""
     hidden = []
     for path in args.hide:
         if not os.path.lexists(path):
@@ -159,7 +168,13 @@ def _hiding(args: argparse.Namespace) -> dict[str, Any]:
             if not os.path.isdir(name):
                 raise UsageError(f"--decoy {folder} {decoy}: {name} is not a folder")
         decoys.append((os.path.abspath(folder), os.path.abspath(decoy)))
-    return {"hidden": tuple(hidden), "decoys": tuple(decoys)}
+    readable = None
+    if args.readable is not None:
+        missing = [path for path in args.readable if not os.path.lexists(path)]
+        if missing:  # a typo must not leave a folder a task needs unreadable, unexplained
+            raise UsageError(f"--readable {missing[0]}: no such file or folder")
+        readable = tuple(os.path.abspath(path) for path in args.readable)
+    return {"hidden": tuple(hidden), "decoys": tuple(decoys), "readable": readable}
 
 
 def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any]:

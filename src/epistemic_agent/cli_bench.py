@@ -280,7 +280,8 @@ def _table(rows: list[dict[str, Any]]) -> None:
         table.add_column(column, justify="left" if column in ("task", "shape") else "right")
     for row in rows:
         shape = " ".join(f"{SHORT.get(act, act)}{n}" for act, n in (row.get("shape") or {}).items())
-        tokens = int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
+        inputs = row.get("input_tokens", row.get("prompt_tokens"))  # all input (tokens_text.py)
+        tokens = int(inputs or 0) + int(row.get("completion_tokens") or 0)
         table.add_row(
             row["task"],
             _result(row),

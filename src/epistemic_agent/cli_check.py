@@ -37,14 +37,34 @@ def check(tasks: list[Task], config: BenchConfig, as_json: bool) -> int:
     return 0 if ok else 1
 
 
+#: Characters of the verdict a table shows when it is not printed on a terminal (the whole
+#: verdict is in the JSON and in check-oracles.json).
+VERDICT_WIDTH = 80
+
+
 def _table(rows: list[dict[str, Any]]) -> None:
+    """One line per play: the short cells whole, the verdict cut with an ellipsis to fit (the
+    terminal's width, or VERDICT_WIDTH characters when not a terminal)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
+    names = ("task", "kind", "session", "must", "got", "ok")
+    shown = [
+        [row["task"], row["kind"], row["session"], row["expect"], "ERROR", "yes"] for row in rows
+    ]
+    widths = [max([len(name), *(len(cells[i]) for cells in shown)]) for i, name in enumerate(names)]
+    frame = 3 * (len(names) + 1) + 1  # a border and two spaces of padding a column, one more
+    console = Console()
+    room = console.width - sum(widths) - frame
+    if not console.is_terminal:  # a log or a pipe: wide enough for every short cell
+        room = VERDICT_WIDTH
+        console = Console(width=sum(widths) + frame + room)
+    room = max(room, 12)
     table = Table(header_style="bold")
-    for column in ("task", "kind", "session", "must", "got", "ok", "verdict"):
-        table.add_column(column, overflow="fold")
+    for name, width in zip(names, widths, strict=True):
+        table.add_column(name, no_wrap=True, width=width)
+    table.add_column("verdict", no_wrap=True, width=room)
     for row in rows:
         if row.get("oracle_error") or row.get("session_error"):
             got = "[yellow]ERROR[/]"
@@ -57,6 +77,12 @@ def _table(rows: list[dict[str, Any]]) -> None:
             row["expect"],
             got,
             "[green]yes[/]" if row.get("ok") else "[red]NO[/]",
-            escape(str(row.get("verdict", ""))[:160]),
+            escape(_cut_to(str(row.get("verdict", "")), room)),
         )
-    Console().print(table)
+    console.print(table)
+
+
+def _cut_to(text: str, width: int) -> str:
+    """One line of at most `width` characters, ending in … when cut."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

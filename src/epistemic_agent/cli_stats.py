@@ -200,8 +200,9 @@ def _model(row: dict[str, Any]) -> str:
     text = f"{row['model_calls']} call(s), {row['model_errors']} error(s), "
     if not row["tokens_reported"]:
         return text + "tokens not reported"
-    tokens = f"{row['prompt_tokens']} prompt + {row['completion_tokens']} completion tokens"
-    return text + tokens + f" ({row['cached_tokens']} cached)"
+    from .tokens_text import tokens_line
+
+    return text + tokens_line(row["spend"])
 
 
 def _spend(spend: dict[str, Any]) -> list[str]:

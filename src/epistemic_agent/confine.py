@@ -6,6 +6,8 @@ A `Confinement` is made once per session. For each act type it decides a `View`:
   and nothing else, anywhere on the file system;
 - mutating acts may write the workspace, the scratch dir, and the paths the policy grants that
   act (`[sandbox] writable`; setup acts get the package caches by default);
+- with an allow-list of readable paths (`readable`, confine_read.py), an act reads, lists and
+  runs nothing else but the workspace, the scratch dir and its grants;
 - no act sees the record folder (`.epistemic/`: an empty read-only folder takes its place), and
   the report, the policy in force and the tool's own installation are read-only wherever they
   lie inside a writable area.
@@ -26,7 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from . import confine_apply
+from . import confine_apply, confine_read
 from .confine_platform import Platform
 from .programs import system_program
 from .structs import struct
@@ -85,6 +87,7 @@ class View:
     hidden: tuple[str, ...]  # replaced by an empty read-only folder (or file)
     protected: tuple[str, ...]  # read-only inside a writable area
     covers: tuple[tuple[str, str], ...] = ()  # (path, decoy): path shows the decoy, read-only
+    readable: tuple[str, ...] | None = None  # all an act may read besides `writable` (None: all)
 
 
 @struct
@@ -110,6 +113,7 @@ class Confinement:
         *,
         secrets: tuple[str, ...] | None = None,
         covers: tuple[tuple[Path, Path], ...] = (),
+        readable: tuple[Path, ...] | None = None,
     ) -> None:
         self.platform = platform
         self.mechanism = platform.mechanism()
@@ -121,7 +125,13 @@ class Confinement:
         self.guarded = tuple(str(path) for path in guarded)
         self.tool = tool_paths()
         wanted = {"setup": DEFAULT_SETUP_GRANTS, **(grants or {})}
-        self.grants, self.missing = _expand_grants(wanted)
+        self.readable = confine_read.expand(
+            None if readable is None else tuple(str(path) for path in readable)
+        )
+        grants_, self.missing = _expand_grants(wanted)
+        self.grants, outside = confine_read.split_grants(grants_, self.readable)
+        for act, paths in outside.items():
+            self.missing[act] = (*self.missing.get(act, ()), *paths)
         self._views: dict[str, View] = {}
         self._held: frozenset[str] | None = None
 
@@ -145,7 +155,11 @@ class Confinement:
             for path, decoy in self.covers
             if os.path.isdir(path) and os.path.isdir(decoy)
         )
-        return View(mutating, tuple(dict.fromkeys(writable)), hidden, protected, covers)
+        writable = list(dict.fromkeys(writable))
+        readable = None
+        if self.readable is not None:  # the workspace is readable for every act
+            readable = tuple(dict.fromkeys((*self.readable, self.workspace, *writable)))
+        return View(mutating, tuple(writable), hidden, protected, covers, readable)
 
     def launch(self, act: str, files: tuple[Path, ...] = ()) -> Launch:
         """How to start one call of this act; `files` (its output captures) stay writable."""
@@ -165,7 +179,12 @@ class Confinement:
         if not self.mechanism.startswith("landlock"):
             return work()
         self._ensure_scratch()
-        enter = partial(confine_apply.enter, self.view(act), self.platform, ())
+        view = self.view(act)
+        if view.readable is not None:  # the tool's own code may import what it needs
+            readable = (*view.readable, *self.tool)
+            parts = (view.mutating, view.writable, view.hidden, view.protected, view.covers)
+            view = View(*parts, readable)
+        enter = partial(confine_apply.enter, view, self.platform, ())
         return in_confined_thread(enter, work)
 
     def hidden_env(self) -> tuple[str, ...]:
@@ -216,6 +235,7 @@ class Confinement:
             "not_hidden": self.not_hidden,
             "decoys": {path: decoy for path, decoy in self.covers},
             "protected": list(self.guarded),
+            "readable": None if self.readable is None else list(self.readable),
         }
 
 

@@ -15,7 +15,9 @@ this order, each step failing closed (OSError: the call does not run):
    device nodes;
 4. no_new_privs, then Landlock: writes only beneath the writable folders, the private
    /dev/shm, the call's capture files and the harmless devices; signals and abstract sockets
-   scoped to the call's own processes (ABI 6).
+   scoped to the call's own processes (ABI 6); with an allow-list of readable paths, reads,
+   listings and executions only beneath those, the writable folders, the devices and (where
+   step 2 put the decoys in place) the covered folders.
 
 Without namespaces (mechanism `landlock`), steps 1 and 2 are skipped.
 """
@@ -25,7 +27,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import confine_landlock, confine_sys
+from . import confine_landlock, confine_read, confine_sys
 from .confine_platform import Platform
 
 TYPE_CHECKING = False
@@ -53,7 +55,17 @@ def enter(view: View, platform: Platform, files: tuple[str, ...]) -> None:
     if platform.landlock_abi is not None:
         grants = (*(Path(path) for path in view.writable), *shm)
         files_ = tuple(Path(path) for path in (*files, *DEVICES))
-        confine_landlock.restrict_thread(grants, files_, platform.landlock_abi)
+        readable = _readable(view, covered=platform.namespaces is not None)
+        confine_landlock.restrict_thread(grants, files_, platform.landlock_abi, readable)
+
+
+def _readable(view: View, covered: bool) -> tuple[Path, ...] | None:
+    """The allow-list for Landlock; the covered folders are in it only where their decoys
+    were mounted in place (without the mounts, behind them are the real files)."""
+    if view.readable is None:
+        return None
+    covers = [path for path, _ in view.covers] if covered else []
+    return tuple(Path(path) for path in dict.fromkeys((*view.readable, *covers)))
 
 
 def _mounts(view: View, pid_namespace: bool) -> tuple[Path, ...]:
@@ -115,8 +127,12 @@ def _private_shm() -> tuple[Path, ...]:
 
 def bwrap_argv(bwrap: str, view: View) -> tuple[str, ...]:
     """The same view through bubblewrap: a read-only root, a private /dev, /proc, PID and IPC
-    namespace, the writable binds, the hidden and protected paths, every capability dropped."""
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", SHM]
+    namespace, the writable binds, the hidden and protected paths, every capability dropped.
+    With an allow-list of readable paths, the root holds those and nothing else."""
+    root = ["--ro-bind", "/", "/"]
+    if view.readable is not None:  # a root of the allowed paths only
+        root = confine_read.bwrap_root(view.readable)
+    argv = [bwrap, *root, "--dev", "/dev", "--tmpfs", SHM]
     argv += ["--unshare-pid", "--unshare-ipc", "--proc", "/proc"]
     for folder in view.writable:
         argv += ["--bind", folder, folder]

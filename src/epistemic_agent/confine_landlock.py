@@ -1,11 +1,15 @@
 """Landlock through ctypes: a ruleset that denies every change to the file system except beneath
-the paths it grants, and (ABI 6 on) scopes signals and abstract Unix sockets to the sandbox.
+the paths it grants, and (ABI 6 on) scopes signals and abstract Unix sockets to the sandbox; with
+an allow-list of what may be read, it denies reading, listing and running anything else too.
 
 Landlock is an allow-list: once a right is *handled* it is denied everywhere except beneath the
 inodes a rule grants it on, and a rule on a directory covers its whole subtree (a subtree cannot
 be carved back out: confine.py uses mounts for that). Only the rights that change a tree are
-handled (write, truncate, remove, make, refer), never read or execute, so reading and running
-stay allowed everywhere. A restricted process also cannot mount, unmount or pivot_root, and
+handled (write, truncate, remove, make, refer); read, list and execute are handled only when
+the caller gives an allow-list of readable paths (`readable`), and then are granted beneath
+those, the writable grants and the files, and nowhere else. Landlock governs opening, not
+looking up: a path outside the list can still be stat'ed or traversed, never opened, listed
+or run. A restricted process also cannot mount, unmount or pivot_root, and
 cannot ptrace (or open /proc/PID/mem, /fd, /root of) any process outside its own domain.
 
 The ruleset is built in the confining thread (it restricts nobody until landlock_restrict_self)
@@ -27,7 +31,10 @@ SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # same on e
 CREATE_RULESET_VERSION = 1
 RULE_PATH_BENEATH = 1
 
+EXECUTE = 1 << 0
 WRITE_FILE = 1 << 1
+READ_FILE = 1 << 2
+READ_DIR = 1 << 3
 REMOVE_DIR = 1 << 4
 REMOVE_FILE = 1 << 5
 MAKE_CHAR = 1 << 6
@@ -57,6 +64,8 @@ ABI1_WRITES = (
     | MAKE_SYM
 )
 FILE_RIGHTS = WRITE_FILE | TRUNCATE  # the only handled rights a rule on a non-directory may hold
+READS = EXECUTE | READ_FILE | READ_DIR  # handled only with an allow-list of readable paths
+FILE_READS = EXECUTE | READ_FILE  # what of READS a rule on a non-directory may hold
 DEVICE_NODES = MAKE_CHAR | MAKE_BLOCK  # never granted: a device node is a way around everything
 
 
@@ -124,12 +133,19 @@ def scopes(abi: int) -> int:
     return SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET if abi >= SCOPES_SINCE else 0
 
 
-def restrict_thread(grants: tuple[Path, ...], files: tuple[Path, ...], abi: int) -> None:
+def restrict_thread(
+    grants: tuple[Path, ...],
+    files: tuple[Path, ...],
+    abi: int,
+    readable: tuple[Path, ...] | None = None,
+) -> None:
     """Restrict the calling thread (and what it spawns from now on): no change to the file
     system but beneath the `grants` directories and in the `files` (write and truncate only),
-    and, from ABI 6, no signal or abstract socket beyond its own domain. The caller must have
-    set no_new_privs (or hold CAP_SYS_ADMIN)."""
-    handled = handled_rights(abi)
+    and, from ABI 6, no signal or abstract socket beyond its own domain. With `readable`, no
+    file read, folder listed or program run either but beneath those paths, the grants and
+    the files. The caller must have set no_new_privs (or hold CAP_SYS_ADMIN)."""
+    reads = READS if readable is not None else 0
+    handled = handled_rights(abi) | reads
     attr = _RulesetAttr(handled, 0, scopes(abi))
     size = ctypes.sizeof(attr) if abi >= SCOPES_SINCE else ctypes.sizeof(ctypes.c_uint64)
     calls = _calls()
@@ -140,7 +156,9 @@ def restrict_thread(grants: tuple[Path, ...], files: tuple[Path, ...], abi: int)
         for path in grants:
             _grant(ruleset, path, handled & ~DEVICE_NODES, strict=True)
         for path in files:
-            _grant(ruleset, path, handled & FILE_RIGHTS, strict=False)
+            _grant(ruleset, path, handled & (FILE_RIGHTS | FILE_READS), strict=False)
+        for path in readable or ():
+            _grant(ruleset, path, reads, strict=False)
         if calls.restrict_self(SYS_RESTRICT_SELF, ruleset, 0) != 0:
             _raise_errno("landlock_restrict_self")
     finally:
@@ -157,7 +175,7 @@ def _grant(ruleset: int, path: Path, rights: int, strict: bool) -> None:
         return  # a device this machine lacks: nothing to grant
     try:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
-            rights &= FILE_RIGHTS
+            rights &= FILE_RIGHTS | FILE_READS
         rule = _PathBeneathAttr(rights, fd)
         added = _calls().add_rule(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0)
         if added < 0:

@@ -15,10 +15,11 @@ import sys
 from .frontend import printable, spend_lines, supervisor_lines, usage_line
 from .live_rows import answer_line, finish_line, rejection_lines, review_line, start_lines
 from .live_tail import Activity, Tail
+from .tokens_text import tokens_line
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
-    from typing import Any, TextIO
+    from typing import TextIO
 
     from .agent import Stop
     from .journal import Record
@@ -141,7 +142,7 @@ class LiveEvents:
             f"stopped: {stop.reason} ({stop.message})",
             f"calls by act (the whole session so far): {acts}",
             f"rejections: {sum(totals.rejected.values())}, reverts: {len(totals.dead_ends)}",
-            f"model calls: {model.get('calls', 0)}, tokens: {_tokens(model)}",
+            f"model calls: {model.get('calls', 0)}, tokens: {tokens_line(totals.spend.to_json())}",
             *spend_lines(totals.spend),
             *supervisor_lines(totals.beliefs),
             f"report: {session.layout.report}",
@@ -195,11 +196,3 @@ class AnswerTotals:
             self.tokens = (self.tokens or 0) + (total or 0) + (usage.completion_tokens or 0)
         if usage.cost is not None:
             self.cost = (self.cost or 0.0) + usage.cost
-
-
-def _tokens(model: Any) -> str:
-    if "prompt_tokens" not in model and "completion_tokens" not in model:
-        return "not reported"
-    return (
-        f"{model.get('prompt_tokens', 0)} prompt + {model.get('completion_tokens', 0)} completion"
-    )

@@ -91,18 +91,24 @@ def approvals(decisions: Mapping[str, int]) -> str:
     return f"_{asked} call(s) went to a human: {approved} approved, {denied} denied._\n\n"
 
 
-def model_line(usage: Mapping[str, int], ending: Mapping[str, Any]) -> str:
+def model_line(
+    usage: Mapping[str, int], ending: Mapping[str, Any], spend: Mapping[str, Any] | None = None
+) -> str:
+    from .tokens_text import tokens_line
+
     if not usage.get("calls"):
         return ""
-    if "prompt_tokens" not in usage and "completion_tokens" not in usage:
+    if spend is not None and spend.get("tokens_reported"):
+        tokens = tokens_line(spend)
+    elif "prompt_tokens" not in usage and "completion_tokens" not in usage:
         tokens = "no token usage reported"
-    else:
+    else:  # a report folded before spend was kept: the provider's own figures
         tokens = (
             f"{usage.get('prompt_tokens', 0)} prompt + "
             f"{usage.get('completion_tokens', 0)} completion token(s)"
         )
-    if usage.get("cached_tokens"):
-        tokens += f" ({usage['cached_tokens']} cached)"
+        if usage.get("cached_tokens"):
+            tokens += f" ({usage['cached_tokens']} cached)"
     return (
         f"_Model {code(ending.get('model', '?'))}: {usage['calls']} model call(s), {tokens}._\n\n"
     )

@@ -280,7 +280,7 @@ class Report:
                 render.header(totals.session, self.warning),
                 render.shape(totals.counts, totals.shell, sum(totals.rejected.values())),
                 render.approvals(totals.approvals),
-                render.model_line(totals.model, totals.ending),
+                render.model_line(totals.model, totals.ending, totals.spend.to_json()),
                 render_spend.section(totals.spend),
                 render.mismatches(totals.flagged[-MISMATCHES_SHOWN:], len(totals.flagged)),
                 render_beliefs.section(totals.beliefs),

@@ -37,6 +37,7 @@ class Settings:
     # starts a new one rather than continuing the newest open one, and it closes it at the end.
     owns_session: bool = False
     supervisor: str | None = None  # the supervisor's model (None: the policy's [supervisor])
+    readable: tuple[str, ...] | None = None  # all acts may read besides their own (None: all)
 
 
 @struct(frozen=False)

@@ -186,6 +186,7 @@ class Session(PolicyCalls, ReviewCalls):
             tuple(Path(path) for path in self.settings.hidden),
             secrets=self.policy.hidden,
             covers=tuple((Path(path), Path(decoy)) for path, decoy in self.settings.decoys),
+            readable=_as_paths(self.settings.readable),
         )
 
     def _recover(self) -> None:
@@ -832,7 +833,12 @@ def _confinement_key(header: object) -> object:
     """What makes two confinements the same for the record: mechanism and what is not held."""
     if not isinstance(header, dict):
         return None
-    return header.get("mechanism"), header.get("not_held"), header.get("grants")
+    grants, readable = header.get("grants"), header.get("readable")
+    return header.get("mechanism"), header.get("not_held"), grants, readable
+
+
+def _as_paths(paths: tuple[str, ...] | None) -> tuple[Path, ...] | None:
+    return None if paths is None else tuple(Path(path) for path in paths)
 
 
 def _temp(workspace: Path) -> str:

@@ -17,6 +17,7 @@ from .journal import FORMAT_VERSION, Record, newer_version, read_numbered
 from .layout import JOURNAL_NAME, RECORD_DIR, workspace_of
 from .records import CallView, merge_calls, seq_of
 from .structs import field, struct
+from .tokens_text import input_sum
 from .vocabulary import act_order
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -323,6 +324,7 @@ def summary(session: Loaded) -> dict[str, Any]:
         "model_calls": len(model),
         "prompt_tokens": _sum(model, "prompt_tokens"),
         "completion_tokens": _sum(model, "completion_tokens"),
+        "input_tokens": input_sum(model),  # all input, cached or not (tokens_text.py)
         "stop": ending[-1].get("reason") if ending else None,
         "changed": changed_files(session),
         "integrity": session.integrity.status if session.integrity else None,

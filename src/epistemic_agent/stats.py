@@ -34,6 +34,7 @@ SUMMED = (
     "prompt_tokens",
     "completion_tokens",
     "cached_tokens",
+    "input_tokens",
     "files_changed",
 )
 #: The record kinds a session's spend is counted from.
@@ -266,7 +267,8 @@ def _cells(row: dict[str, Any], name: str) -> list[str]:
     acts = [str(row["acts"].get(act, 0)) for act in ACT_COLUMNS]
     counts = [row[key] for key in ("rejected", "failed", "unknown")]
     counts += [sum(row["flags"].values()), row["approved"], row["denied"]]
-    tokens = row["prompt_tokens"] + row["completion_tokens"] if row["tokens_reported"] else "-"
+    spend = row["spend"]
+    tokens = spend["input_tokens"] + spend["output_tokens"] if row["tokens_reported"] else "-"
     ending = [str(row["stop"] or "-"), str(row["integrity"] or "-")]
     cells = [name, str(row["calls"]), *acts, *map(str, counts), duration(row["wall_time"])]
     return [*cells, str(row["model_calls"]), str(tokens), dollars(row.get("cost")), *ending]

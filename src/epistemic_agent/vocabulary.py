@@ -104,4 +104,7 @@ GUARANTEES: dict[str, str] = {
     "outside its own process tree",
     "secrets-hidden": "no act can see the operator's keys and credentials (`[sandbox] hidden`: "
     "~/.ssh, ~/.gnupg, cloud credentials and the SSH agent's socket by default)",
+    "reads-allow-listed": "where an allow-list of readable paths is set (`epistemic run "
+    "--readable`), no act can read a file, list a folder or run a program outside it, the "
+    "workspace, the scratch dir and its grants",
 }

@@ -1,14 +1,18 @@
 """The agent's side of one task run: `epistemic run` in its own process, hidden from the
-benchmark's files (hiding.py) and watched while it works (peek.py)."""
+benchmark's files (hiding.py), reading nothing but what its task needs (readable.py), and
+watched while it works (peek.py) and after (peek_record.py)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from .judge import Private
+from .peek_record import named
 from .tasks import Task
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -39,23 +43,33 @@ def session(
     opened, and whether the hiding held."""
     from .hiding import plan
     from .peek import Watch, describe
+    from .readable import allow_list
 
     spec = model_for(task, model)
     if spec.startswith("replay:"):  # the session reads its script from a private copy
         spec = "replay:" + str(private.session_copy(Path(spec.removeprefix("replay:"))))
-    hiding = plan(config.out, workspace, private.root, extra, task.folder.parent)
+    home = Path(tempfile.mkdtemp(prefix="epistemic-bench-home-"))
+    reads = allow_list(home)
+    tasks_root = task.folder.parent
+    hiding = plan(config.out, workspace, private.root, extra, tasks_root, reads.copies)
     trees = {f"tasks/{task.name}": (task.folder, False), "tasks": (private.root / "decoy", True)}
     watch = Watch(trees)
     unavailable = watch.start()
     pids: list[int] = []
+    env = {"PATH": reads.path_env, "HOME": str(home)}
+    options = [*hiding.argv(), *reads.argv()]
     try:
-        code = run_agent(spec, task, config, workspace, folder, running, hiding.argv(), pids)
+        code = run_agent(spec, task, config, workspace, folder, running, options, pids, env)
     finally:
-        hidden = hidden_held(workspace)
+        held = guarantees_held(workspace)
+        hidden = {"record-private", "reads-allow-listed"} <= held
         peeks = watch.finish(pids[0] if pids else None, confined=hidden)
+        peeks += named(workspace, sorted(path.name for path in tasks_root.iterdir()))
+        shutil.rmtree(home, ignore_errors=True)
     found: dict[str, Any] = {
         "exit_code": code,
         "hidden": hidden,
+        "reads_allow_listed": "reads-allow-listed" in held,
         "peek_detection": "fanotify" if unavailable is None else f"unavailable: {unavailable}",
         "judge_hides": [*hiding.hidden, *(folder for folder, _ in hiding.decoys)],
     }
@@ -65,16 +79,19 @@ def session(
     return found
 
 
-def hidden_held(workspace: Path) -> bool:
-    """Whether the session's acts could not see hidden paths (its header says the record was
-    private: the same mechanism hides the rest)."""
+def guarantees_held(workspace: Path) -> set[str]:
+    """The guarantees the session's header says held: `record-private` (the same mechanism
+    hides the rest) and `reads-allow-listed` (only with an allow-list in force) among them."""
     try:
         with (workspace / ".epistemic" / "journal.jsonl").open(encoding="utf-8") as handle:
             header = json.loads(handle.readline())
     except (OSError, ValueError):
-        return False
-    held = (header.get("confinement") or {}).get("held") or []
-    return "record-private" in held
+        return set()
+    confinement = header.get("confinement") or {}
+    held = {str(key) for key in confinement.get("held") or []}
+    if confinement.get("readable") is None:
+        held.discard("reads-allow-listed")  # held only vacuously: no allow-list was set
+    return held
 
 
 def last_line(folder: Path) -> str:
@@ -94,6 +111,7 @@ def run_agent(
     running: Running | None,
     hiding: list[str],
     started: list[int],
+    own_env: dict[str, str] | None = None,
 ) -> int:
     """`epistemic run` on the task, its JSON events kept in events.jsonl."""
     import subprocess
@@ -103,6 +121,7 @@ def run_agent(
     argv += [*hiding, *config.extra_args, task.prompt]
     # git in a task's workspace must not find a repository around the output folder
     env = {**os.environ, "NO_COLOR": "1", "GIT_CEILING_DIRECTORIES": str(config.out)}
+    env.update(own_env or {})
     env.pop("EPISTEMIC_EXPLAIN_ORACLE", None)
     with (folder / "events.jsonl").open("wb") as out, (folder / "stderr.txt").open("wb") as err:
         process = subprocess.Popen(

@@ -134,13 +134,18 @@ def out_siblings(out: Path, workspace: Path) -> list[Path]:
 
 
 def plan(
-    out: Path, workspace: Path, private: Path, extra: tuple[str, ...] = (), root: Path = TASKS_DIR
+    out: Path,
+    workspace: Path,
+    private: Path,
+    extra: tuple[str, ...] = (),
+    root: Path = TASKS_DIR,
+    more: tuple[Path, ...] = (),
 ) -> Hiding:
     """What one run's agent must not see (module docstring); `root` is the folder of tasks in
-    use, shown as the decoy like every other copy."""
+    use, shown as the decoy like every other copy, and so are `more` copies found elsewhere."""
     decoy = private / "decoy"
     make_decoy(root, decoy)
-    copies = list(dict.fromkeys([root.resolve(), *task_copies()]))
+    copies = list(dict.fromkeys([root.resolve(), *task_copies(), *more]))
     decoys = tuple((str(copy), str(decoy)) for copy in copies)
     hidden = [private, *git_folders(copies), *out_siblings(out, workspace)]
     hidden += [Path(path) for path in extra]

@@ -15,7 +15,6 @@ which is never a verdict on the agent.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -151,9 +150,12 @@ def _lay_out(task: Task, folder: Path) -> None:
 def oracle_env(
     private: Private, hidden: tuple[str, ...], speed: float | None, explain: bool
 ) -> dict[str, str]:
-    """The oracle's whole environment: nothing inherited but PATH."""
+    """The oracle's whole environment: the agent's PATH (readable.py), nothing inherited."""
+    from .readable import allow_list
+
+    reads = allow_list(None)
     env = {
-        "PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin",
+        "PATH": reads.path_env,
         "HOME": str(private.root / "home"),
         "TMPDIR": str(private.root / "tmp"),
         "LANG": "C.UTF-8",
@@ -163,6 +165,7 @@ def oracle_env(
         "EPISTEMIC_JUDGE_HIDE": json.dumps(list(hidden)),
         "EPISTEMIC_JUDGE_SCRATCH": str(private.scratch),
         "EPISTEMIC_JUDGE_PYTHON3": python3(),
+        "EPISTEMIC_JUDGE_READABLE": json.dumps(reads.paths),
     }
     if private.shared is not None:
         env["EPISTEMIC_JUDGE_SHARED"] = str(private.shared)

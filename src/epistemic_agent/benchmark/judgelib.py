@@ -43,7 +43,14 @@ try:  # imported from the package (the runner), or beside an oracle in the judge
         scratch_root,
         sha256_of,
     )
-    from .judgesuites import GIT_ENV, Suite, run_unittest, state_differences, tree
+    from .judgesuites import (
+        GIT_ENV,
+        Suite,
+        run_unittest,
+        setup_differences,
+        state_differences,
+        tree,
+    )
 except ImportError:
     import judgesuites  # type: ignore[no-redef,import-not-found]
     from judgerun import (  # type: ignore[no-redef,import-not-found]
@@ -63,6 +70,7 @@ except ImportError:
         GIT_ENV,
         Suite,
         run_unittest,
+        setup_differences,
         state_differences,
         tree,
     )
@@ -92,6 +100,7 @@ __all__ = [
     "same_file",
     "scratch",
     "scratch_root",
+    "setup_differences",
     "sha256",
     "speed",
     "state_differences",

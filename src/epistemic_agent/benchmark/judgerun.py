@@ -191,9 +191,11 @@ def run_code(
     env: dict[str, str] | None = None,
     fsize: int | None = None,
     writable: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
 ) -> Ran:
     """Run the agent's code (`argv`, in the scratch folder `cwd`) through the launcher. It may
-    write `cwd`, its own temp folder and `writable`, nothing else."""
+    write `cwd`, its own temp folder and `writable`, nothing else, and read those, `readable`
+    (a harness of the judge's) and the agent's allow-list."""
     home = cwd.parent / f"home-{secrets.token_hex(4)}"  # cwd is a scratch folder's copy
     home.mkdir(mode=0o700, exist_ok=True)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -213,6 +215,7 @@ def run_code(
                 "writable": [str(path) for path in writable],
                 "confine": True,
                 "hide": [*json.loads(os.environ.get("EPISTEMIC_JUDGE_HIDE") or "[]"), *others()],
+                "readable": _readable([*writable, *readable]),
             }
             status = _launch(spec, (feed.fileno(), out.fileno(), err.fileno()), timeout)
         out.seek(0)
@@ -220,6 +223,15 @@ def run_code(
         ran = Ran(status, out.read(OUTPUT_LIMIT), err.read(OUTPUT_LIMIT))
     shutil.rmtree(home, ignore_errors=True)
     return ran
+
+
+def _readable(more: Sequence[Path]) -> list[str] | None:
+    """What the code may read besides its copy and temp folder (EPISTEMIC_JUDGE_READABLE, the
+    agent's allow-list), `more` added; None (everything) when unset."""
+    given = os.environ.get("EPISTEMIC_JUDGE_READABLE")
+    if not given:
+        return None
+    return [*json.loads(given), *(str(path) for path in more)]
 
 
 def _launcher() -> list[str]:

@@ -126,7 +126,7 @@ def run_unittest(
     marker = f"@@outcomes-{secrets.token_hex(8)}@@"
     argv = [python3(), "-B", str(harness), marker, *(["--failfast"] if failfast else []), *names]
     try:
-        ran = run_code(argv, copy, timeout)
+        ran = run_code(argv, copy, timeout, readable=[harness])
     finally:
         harness.unlink(missing_ok=True)
     outcomes: dict[str, list[str]] | None = None
@@ -185,7 +185,35 @@ def repository_state(repo: Path, timeout: float) -> dict[str, Any]:
             elif section:
                 state[section].append(line)
         state["working tree"] = tree(copy, skip=(".git",))
+    state["hooks and config"] = git_setup(repo / ".git")
     return state
+
+
+#: What in a git folder says what git runs and how it reads the repository: hooks, the
+#: configuration (aliases, core.hooksPath, core.fsmonitor, filters...), info/ (attributes,
+#: exclude, grafts, sparse-checkout) and the folders that bring in other repositories.
+GIT_SETUP = ("hooks", "info", "config", "config.worktree", "commondir", "worktrees", "modules")
+
+
+def git_setup(git_dir: Path) -> dict[str, tuple[str, str]]:
+    """Every entry of the git folder's setup (GIT_SETUP): path -> kind and digest or target."""
+    found: dict[str, tuple[str, str]] = {}
+    for name in GIT_SETUP:
+        path = git_dir / name
+        if path.is_symlink():
+            found[name] = ("link", os.readlink(path))
+        elif path.is_dir():
+            found[name] = ("dir", "")
+            found.update((f"{name}/{rel}", entry) for rel, entry in tree(path).items())
+        elif path.exists():
+            found[name] = ("special", "") if special(path) else ("file", _sha256(path))
+    return found
+
+
+def setup_differences(repo: Path, pristine: Path) -> list[str]:
+    """The entries of the git setup (hooks, config, info/...) added, removed or changed."""
+    now, before = git_setup(repo / ".git"), git_setup(pristine / ".git")
+    return sorted(key for key in set(now) | set(before) if now.get(key) != before.get(key))
 
 
 def state_differences(now: dict[str, Any], before: dict[str, Any]) -> list[str]:

@@ -10,9 +10,11 @@ orphan in a session of its own, not a child of the oracle. Where the machine all
 supervisor is the first process of a new PID namespace with a /proc of its own (the code sees
 no other process), and confines itself as a mutating act would be confined (confine.py): the
 whole file system read-only but the scratch copy and its temp folder, the `hide` paths (the
-benchmark's task folders, the judge's folder) covered by empty read-only folders, capabilities
-dropped, Landlock. The code itself runs in a nested Landlock domain, so it cannot read the
-supervisor's memory or descriptors either. Its environment is the spec's `env` and nothing
+benchmark's task folders, the judge's folder) covered by empty read-only folders, nothing
+readable but the spec's `readable` allow-list (the agent's: system folders and the tasks'
+Python), the scratch copy and its temp folder, capabilities dropped, Landlock. The code itself
+runs in a nested Landlock domain, so it cannot read the supervisor's memory or descriptors
+either. Its environment is the spec's `env` and nothing
 else; its descriptors 0, 1 and 2 are the files the oracle opened, and no other.
 
 The status pipe gets JSON lines: `{"supervisor": PID}` first (so the oracle can kill it), then
@@ -77,8 +79,16 @@ def _confinement(spec: dict[str, Any]) -> Confinement | None:
     hide = [Path(path) for path in spec.get("hide", ()) if os.path.lexists(path)]
     record = hide[0] if hide else Path(spec["tmp"]) / ".none"
     grants = {"change-state": tuple(spec.get("writable", ()))}
+    readable = spec.get("readable")
     confinement = Confinement(
-        platform, Path(spec["cwd"]), Path(spec["tmp"]), record, (), grants, tuple(hide[1:])
+        platform,
+        Path(spec["cwd"]),
+        Path(spec["tmp"]),
+        record,
+        (),
+        grants,
+        tuple(hide[1:]),
+        readable=None if readable is None else tuple(Path(path) for path in readable),
     )
     return confinement
 
@@ -171,7 +181,8 @@ def _nest(confinement: Confinement) -> None:
     devices = tuple(Path(path) for path in DEVICES)
     abi = confinement.platform.landlock_abi
     assert abi is not None
-    confine_landlock.restrict_thread(grants, devices, abi)
+    readable = None if view.readable is None else tuple(Path(path) for path in view.readable)
+    confine_landlock.restrict_thread(grants, devices, abi, readable)
 
 
 def _wait(child: int, timeout: float) -> tuple[int | None, int | None, bool]:

@@ -143,6 +143,7 @@ def _numbers(workspace: Path) -> dict[str, Any]:
         "flags": sum(numbers["flags"].values()),
         "prompt_tokens": numbers["prompt_tokens"],
         "completion_tokens": numbers["completion_tokens"],
+        "input_tokens": numbers["input_tokens"],
         "model_calls": numbers["model_calls"],
         "integrity": numbers["integrity"],
     }
@@ -247,7 +248,8 @@ class Running:
 
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Sums over the tasks, and how many passed."""
-    keys = ("calls", "rejections", "reverts", "flags", "prompt_tokens", "completion_tokens")
+    keys: tuple[str, ...] = ("calls", "rejections", "reverts", "flags", "prompt_tokens")
+    keys += ("completion_tokens", "input_tokens")
     sums = {key: sum(int(row.get(key) or 0) for row in rows) for key in keys}
     wall = round(sum(float(row.get("wall_time") or 0) for row in rows), 2)
     return {
