@@ -20,6 +20,7 @@ from epistemic_agent import call_diff
 from epistemic_agent.journal import Position, follow
 from epistemic_agent.layout import Layout
 from epistemic_agent.mdsafe import visible
+from epistemic_agent.records import CallView
 from epistemic_agent.report import Report
 from epistemic_agent.session import Session
 
@@ -49,7 +50,9 @@ def expected_words(found: list[dict[str, Any]]) -> dict[int, list[str]]:
             if pending:
                 words[record["seq"]] = pending
             pending = []
-        elif record["kind"] == "text" and record["text"].strip():
+        elif (
+            record["kind"] == "text" and isinstance(record["text"], str) and record["text"].strip()
+        ):
             pending.append(record["text"])
         elif record["kind"] in ("final", "user"):
             pending = []
@@ -375,3 +378,56 @@ def test_words_survive_page_turns_checkpoints_and_rebuilds(tmp_path: Path) -> No
     assert said_in(found[101]) == ["W1 [/] before the first call of page two"]
     assert said_in(found[102]) == ["W2 before 102"] and diffs_in(found[101])
     assert said_in(found[103]) == ["W3 in a new session"]
+
+
+# -- which call words belong to, and records a foreign writer made ---------------------------
+
+
+def test_words_that_ended_a_turn_belong_to_no_call(tmp_path: Path) -> None:
+    with Session(tmp_path) as session:
+        session.event("text", step=1, text="the final answer, also written as text")
+        session.event("final", step=1, text="the final answer, also written as text")
+        session.event("user", text="a new REPL message")
+        session.event("text", step=2, text="   ")  # blank: nothing to show
+        session.event("text", step=2, text=5)  # not a string: not words
+        assert session.bash("true", "collect-info", WHY).ok
+        session.event("text", step=3, text="the words of call 2")
+        assert session.bash("true", "collect-info", WHY).ok
+        journal = session.layout.journal
+    found = entries((tmp_path / "RATIONALE.md").read_text())
+    assert said_in(found[1]) == [] and said_in(found[2]) == ["the words of call 2"]
+    done = run("show", "2", "--json", "-C", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["preceded_by"] == ["the words of call 2"]
+    done = run("show", "1", "--json", "-C", str(tmp_path))
+    assert json.loads(done.stdout)["preceded_by"] == []
+    assert expected_words(records(journal)) == {2: ["the words of call 2"]}
+
+
+def view(act: str = "change-state", status: str = "ran") -> CallView:
+    return CallView(7, "bash", act, True, status, WHY, "true", ok=True)
+
+
+@pytest.mark.parametrize(
+    ("ref", "says"),
+    [
+        ({"sha256": "../../../etc/passwd"}, "is not a SHA-256"),
+        ({"sha256": "a" * 64}, "is missing from the evidence store"),
+        ({"bytes": 3}, "the record names no blob"),
+    ],
+)
+def test_a_foreign_diff_ref_is_said_not_followed(tmp_path: Path, ref: Any, says: str) -> None:
+    markdown = call_diff.markdown_for(view(), ref, tmp_path, None)
+    assert markdown.startswith("**Diff:** cannot be shown: ") and says in markdown
+    assert "`epistemic show 7`" in markdown
+    html = call_diff.html_for(view(), ref, tmp_path, "s1")
+    assert says in html and "epistemic show 7 --session s1" in html and "<details" not in html
+
+
+def test_no_diff_is_said_only_for_a_changing_act_that_ran(tmp_path: Path) -> None:
+    for ref in (None, "not a ref", ["a list"]):
+        assert "No diff was recorded" in call_diff.markdown_for(view(), ref, tmp_path, None)
+        assert "No diff was recorded" in call_diff.html_for(view("revert"), ref, tmp_path, None)
+        assert call_diff.markdown_for(view("collect-info"), ref, tmp_path, None) == ""
+        assert call_diff.markdown_for(view(status="unknown"), ref, tmp_path, None) == ""
+        assert call_diff.html_for(view(status="rejected"), ref, tmp_path, None) == ""
