@@ -65,6 +65,8 @@ li.call p{margin:3px 0}.why{white-space:pre-line}.st{font-weight:700}
 table{border-collapse:collapse;margin:6px 0}td,th{border-bottom:1px solid var(--line);
 padding:3px 10px 3px 0;text-align:left;vertical-align:top}td.n{text-align:right}
 .hash{font-family:ui-monospace,monospace;overflow-wrap:anywhere}.muted{color:var(--muted)}
+.said{white-space:pre-wrap;overflow-wrap:anywhere;border-left:3px solid #d7dbe0;padding:2px 8px;
+margin:4px 0;color:#3c4043}details.diff summary{cursor:pointer}details.diff pre{max-height:40em}
 """
 
 JS = """(function () {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from . import html_beliefs
+from . import call_diff, html_beliefs, model_words
 from .html_assets import CSP, CSS, JS, act_css, esc, filters_form, shape_svg, timeline_svg
 from .plot import NO_ACT, STATUSES, counts, dead_end, lanes, marks, shape, status_of, title
 from .records import seq_of
@@ -45,7 +45,7 @@ def render_html(session: Loaded) -> str:
         v.seq: f"{v.seq}. {v.act or '(no act)'} · {v.label}: {v.reason[:200]}"
         for v in session.views
     }
-    entries = "\n".join(_entry(view) for view in session.views)
+    entries = "\n".join(_entries(session))
     narrative = (
         filters_form({a: acts[a] for a in [*ACT_NAMES, *sorted(acts, key=act_order)]}, tally)
         + f'<ol class="calls" id="narrative">{entries}</ol>'
@@ -176,8 +176,27 @@ def _mismatches(session: Loaded) -> str:
     return f"<p>{head}{link}:</p><ul>{items}</ul>" if flagged else ""
 
 
-def _entry(view: CallView) -> str:
-    """One numbered call: act, status, reason, command, approval, outcome, flags."""
+def _entries(session: Loaded) -> list[str]:
+    """Every call's entry, with the model's words before it and its diff (call_diff.py)."""
+    from .layout import is_session_id
+
+    said = model_words.before_calls(session.records)
+    diffs = {r.get("seq"): call_diff.diff_ref(r) for r in session.of_kind("outcome")}
+    evidence, folder = session.journal.parent / "evidence", session.journal.parent.name
+    name = folder if is_session_id(folder) else None
+    return [
+        _entry(
+            view,
+            model_words.html(said.get(view.seq, [])),
+            call_diff.html_for(view, diffs.get(view.seq), evidence, name),
+        )
+        for view in session.views
+    ]
+
+
+def _entry(view: CallView, said: str = "", diff: str = "") -> str:
+    """One numbered call: the model's words before it, act, status, reason, command,
+    approval, outcome, diff, flags."""
     status = status_of(view)
     head = (
         f'<span class="seq">{view.seq}.</span> <span class="chip">'
@@ -185,11 +204,11 @@ def _entry(view: CallView) -> str:
         + (f' <span class="tool">{esc(view.tool)}</span>' if view.tool != "bash" else "")
         + f' <span class="when" title="{esc(view.t)}">{esc(view.t[11:23])}</span>'
     )
-    parts = [f'<div class="head">{head}</div>']
+    parts = [f'<div class="head">{head}</div>', said]
     parts.append(f'<p class="why"><b>Why:</b> {esc(view.reason) or NO_REASON}</p>')
     parts.append(f"<pre><code>{esc(view.command)}</code></pre>" if view.command else "")
     parts.append(f'<p class="approval">{_approval(view.approval)}</p>' if view.approval else "")
-    parts.append(_result(view))
+    parts += [_result(view), diff]
     parts += [
         f'<p class="flag">⚠ <b>Declared versus done</b> (<code>{esc(f.get("flag"))}</code>): '
         f"{esc(f.get('message'))}</p>"

@@ -148,14 +148,15 @@ def mismatches(flagged: Sequence[Mapping[str, Any]], total: int) -> str:
     return f"## ⚠ Declared versus done\n\n{head}\n\n{items}{more}\n"
 
 
-def entry(view: CallView) -> str:
-    """One numbered narrative entry."""
+def entry(view: CallView, said: str = "", diff: str = "") -> str:
+    """One numbered narrative entry; `said` (the model's words before the call) and `diff` (the
+    call's diff) are Markdown already made inert (model_words.py, call_diff.py)."""
     act = code(view.act) if view.act else "(no act)"
     title = f"### {view.seq}. {act} · {view.label}"
     if view.tool != "bash":
         title += f" · {text(view.tool)}"
     why = prose("**Why:**", view.reason) if view.reason.strip() else "**Why:** _(no reason given)_"
-    parts = [title, "", why, ""]
+    parts = [title, "", said + why, ""]
     if view.command:
         parts += [block(view.command, "bash") if view.tool == "bash" else code(view.command), ""]
     if view.approval:
@@ -172,6 +173,8 @@ def entry(view: CallView) -> str:
         ]
     else:
         parts += [_outcome(view), ""]
+    if diff:
+        parts += [diff.rstrip("\n"), ""]
     parts += [
         f"**⚠ Declared versus done** ({code(f.get('flag'))}): {text(f.get('message'))}"
         for f in view.flags

@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from . import render, render_beliefs, render_spend
+from . import call_diff, model_words, render, render_beliefs, render_spend
 from .beliefs import Ledger
 from .fsutil import atomic_write, exchange_write, written_at
 from .history import History
@@ -52,6 +52,8 @@ class Totals:
     denied: Counter[str] = field(default_factory=Counter)  # calls per act a human denied
     spend: Spend = field(default_factory=Spend)  # tokens and cost, per act
     beliefs: Ledger = field(default_factory=Ledger)  # beliefs tested, the supervisor's reviews
+    words: model_words.Words = field(default_factory=model_words.Words)  # not yet a call's
+    page_said: list[list[str]] = field(default_factory=lambda: [[]])  # each page's first call's
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +71,8 @@ class Totals:
             "denied": dict(self.denied),
             "spend": self.spend.state(),
             "beliefs": self.beliefs.to_json(),
+            "said": self.words.pending,
+            "page_said": self.page_said,
         }
 
     @classmethod
@@ -88,6 +92,8 @@ class Totals:
             Counter(data.get("denied", {})),
             Spend.from_state(data.get("spend", {})),
             Ledger.from_json(data.get("beliefs", {})),
+            model_words.Words(data.get("said", ())),
+            list(data.get("page_said", [[] for _ in data["page_offsets"]])),
         )
 
     def fold_model(self, record: Record) -> None:
@@ -109,6 +115,8 @@ class Report:
         self.totals = Totals()
         self.entries: dict[int, CallView] = {}
         self._text: dict[int, str] = {}
+        self._said: dict[int, list[str]] = {}  # the model's words before each call of the page
+        self._diffs: dict[int, object] = {}  # each call's `evidence.diff` ref
         self._dead_text: dict[int, str] = {}
         self._dead_page_due = False
         self._links: str | None = None
@@ -126,6 +134,7 @@ class Report:
 
     def fold(self, record: Record, before: Position) -> None:
         kind = record.get("kind")
+        said = self.totals.words.fold(record)  # a declaration takes the words before it
         if kind in ("call", "outcome", "review", "user"):
             self.totals.beliefs.fold(record)
         if kind == "review":
@@ -156,14 +165,14 @@ class Report:
         else:
             view = view_of(record)
             if view is not None:
-                self._fold_call(view, record, before)
+                self._fold_call(view, record, before, said or [])
         if kind in ("call", "outcome", "approval"):
             self.history.fold(record)  # after the report: a page checkpoint predates it
 
-    def _fold_call(self, view: CallView, record: Record, before: Position) -> None:
+    def _fold_call(self, view: CallView, record: Record, before: Position, said: list[str]) -> None:
         page = (view.seq - 1) // self.page_size
         if page > self.totals.page:
-            self._turn_page(page, before)
+            self._turn_page(page, before, said)
         elif page < self.totals.page:
             self._stale_pages.add(page)
         totals = self.totals
@@ -182,6 +191,7 @@ class Report:
                 }
         if page == totals.page:
             self.entries[view.seq] = view
+            self._said[view.seq] = said
             self._text.pop(view.seq, None)
 
     def _fold_outcome(self, record: Record) -> None:
@@ -198,6 +208,7 @@ class Report:
         view = self.entries.get(seq)
         if view is not None:
             view.apply_outcome(record)
+            self._diffs[seq] = call_diff.diff_ref(record)
             self._text.pop(seq, None)
         elif (seq - 1) // self.page_size < self.totals.page:
             self._stale_pages.add((seq - 1) // self.page_size)
@@ -222,20 +233,24 @@ class Report:
         self._dead_text.pop(seq, None)
         self._dead_page_due = True
 
-    def _turn_page(self, page: int, before: Position) -> None:
+    def _turn_page(self, page: int, before: Position, said: list[str]) -> None:
         """The current page is complete: write it once, start the next one, checkpoint."""
-        self._write_page(self.totals.page, list(self.entries.values()))
+        self._write_page(self.totals.page, list(self.entries.values()), self._said, self._diffs)
         self.entries.clear()
         self._text.clear()
+        self._said, self._diffs = {}, {}
         self._links = None
         while len(self.totals.page_offsets) <= page:
             self.totals.page_offsets.append(before.offset)
+        while len(self.totals.page_said) <= page:
+            self.totals.page_said.append([])
+        self.totals.page_said[page] = said
         self.totals.page = page
         self._checkpoint_due = json.dumps(  # serialised now: the state goes on changing
             {
                 "v": CHECKPOINT_VERSION,
                 "position": before.to_json(),
-                "totals": self.totals.to_json(),
+                "totals": {**self.totals.to_json(), "said": said},  # as at `before`
                 "history": self.history.to_json(),
             }
         )
@@ -314,7 +329,9 @@ class Report:
     def _entry_text(self, seq: int) -> str:
         text = self._text.get(seq)
         if text is None:
-            text = self._text[seq] = render.entry(self.entries[seq])
+            text = self._text[seq] = self._entry_markdown(
+                self.entries[seq], self._said, self._diffs
+            )
         return text
 
     def _page_range(self, page: int) -> tuple[int, int]:
@@ -328,9 +345,27 @@ class Report:
         """A page of the session's as a link from RATIONALE.md."""
         return self.layout.relative(self.layout.pages / page)
 
-    def _write_page(self, page: int, views: list[CallView]) -> None:
+    def _entry_markdown(
+        self, view: CallView, said: dict[int, list[str]], diffs: dict[int, object]
+    ) -> str:
+        """A narrative entry with the model's words before it and the call's diff."""
+        ref, session = diffs.get(view.seq), self.layout.session_folder_id
+        return render.entry(
+            view,
+            model_words.markdown(said.get(view.seq) or []),
+            call_diff.markdown_for(view, ref, self.layout.evidence, session),
+        )
+
+    def _write_page(
+        self,
+        page: int,
+        views: list[CallView],
+        said: dict[int, list[str]],
+        diffs: dict[int, object],
+    ) -> None:
         first, last = self._page_range(page)
-        text = render.page(first, last, (render.entry(v) for v in sorted(views, key=_seq)))
+        entries = (self._entry_markdown(v, said, diffs) for v in sorted(views, key=_seq))
+        text = render.page(first, last, entries)
         atomic_write(
             self.layout.workspace / self._page_link(page), text.encode("utf-8", "backslashreplace")
         )
@@ -339,18 +374,24 @@ class Report:
         """A late outcome landed on a finished page: rebuild that page from the journal."""
         start = Position(offset=self.totals.page_offsets[page])
         views: dict[int, CallView] = {}
+        words = model_words.Words((self.totals.page_said + [[]] * page)[page])
+        said: dict[int, list[str]] = {}
+        diffs: dict[int, object] = {}
         first, last = self._page_range(page)
         for record, before in follow(self.layout.journal, start):
             if before.offset >= position.offset:
                 break
+            taken = words.fold(record)
             view = view_of(record)
             if view is not None and first <= view.seq <= last:
                 views[view.seq] = view
+                said[view.seq] = taken or []
             elif record.get("kind") == "outcome" and seq_of(record) in views:
                 views[record["seq"]].apply_outcome(record)
+                diffs[record["seq"]] = call_diff.diff_ref(record)
             elif record.get("kind") == "approval" and seq_of(record) in views:
                 views[record["seq"]].apply_approval(record)
-        self._write_page(page, list(views.values()))
+        self._write_page(page, list(views.values()), said, diffs)
 
     # -- resuming --------------------------------------------------------------------------
 
@@ -362,17 +403,24 @@ class Report:
             if data.get("v") != CHECKPOINT_VERSION or position is None:
                 return None
             self.totals = Totals.from_json(data["totals"])
-            views = [CallView.from_json(item) for item in data.get("entries", [])]
+            items = data.get("entries", [])
+            views = [CallView.from_json(item) for item in items]
+            said = {int(i["seq"]): list(i.get("said") or []) for i in items}
+            diffs = {int(i["seq"]): i.get("diff") for i in items}
             self.history = History.from_json(str(self.layout.workspace), data.get("history", {}))
         except (OSError, ValueError, KeyError, TypeError):
             self.reset()
             return None
         self.entries = {view.seq: view for view in views}
+        self._said, self._diffs = said, diffs
         return position
 
     def save_checkpoint(self, position: Position) -> None:
         """Save the whole state at `position`, so the next process need not fold the page."""
-        entries = [view.to_json() for view in self.entries.values()]
+        entries = [
+            {**view.to_json(), "said": self._said.get(seq), "diff": self._diffs.get(seq)}
+            for seq, view in self.entries.items()
+        ]
         data = {
             "v": CHECKPOINT_VERSION,
             "position": position.to_json(),

@@ -64,17 +64,11 @@ def gather(loaded: Loaded, seq: int) -> dict[str, Any]:
 
 
 def preceding_text(records: list[Record], seq: int) -> list[str]:
-    """The model's words (`text` records) since the call before this one, in order."""
-    words: list[str] = []
-    for record in records:
-        kind = record.get("kind")
-        if kind in ("call", "rejected"):
-            if record.get("seq") == seq:
-                return words
-            words = []
-        elif kind == "text" and isinstance(record.get("text"), str) and record["text"].strip():
-            words.append(str(record["text"]))
-    return []
+    """The model's words (`text` records) since the call before this one, in order; words
+    that ended a turn (a final answer, then a new user message) belong to no call."""
+    from .model_words import before_calls
+
+    return before_calls(records).get(seq, [])
 
 
 def lines(shown: dict[str, Any]) -> list[str]:
