@@ -116,6 +116,22 @@ def calls(ws: Path) -> list[dict[str, Any]]:
     return views
 
 
+def calls_of_every_session(ws: Path) -> list[dict[str, Any]]:
+    """The calls of all the workspace's sessions, oldest session first (each process an
+    Inspector CLI call starts is a session of its own)."""
+    done = subprocess.run(
+        [EPISTEMIC, "sessions", "-C", str(ws), "--json"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    views: list[dict[str, Any]] = []
+    for entry in json.loads(done.stdout):
+        log = [EPISTEMIC, "log", entry["journal"], "--json"]
+        listed = subprocess.run(log, capture_output=True, text=True, timeout=60)
+        assert listed.returncode == 0, listed.stderr
+        views += json.loads(listed.stdout)
+    return views
+
+
 def header(ws: Path) -> dict[str, Any]:
     first = (ws / ".epistemic" / "journal.jsonl").read_text().splitlines()[0]
     record: dict[str, Any] = json.loads(first)
@@ -371,7 +387,7 @@ def test_the_mcp_inspector_lists_and_calls_the_tools(binaries: Path, tmp_path: P
     assert refused["isError"] is True
     assert refused["content"][0]["text"].startswith("REJECTED type-missing")
     assert not (ws / "refused").exists()
-    views = calls(ws)
+    views = calls_of_every_session(ws)
     assert [(v["act"], v["status"], v["reason"]) for v in views] == [
         ("change-state", "ran", WRITE),
         (None, "rejected", GHOST),

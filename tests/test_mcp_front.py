@@ -132,3 +132,51 @@ def test_a_malformed_id_is_left_to_the_sdk(odd: object) -> None:
     assert [json.loads(replay.readline()) for _ in lines] == lines
     for fd in (front_reads, client_writes, client_reads, front_writes):
         os.close(fd)
+
+
+def test_a_client_that_probed_the_newer_era_then_initialized_is_served_in_its_era(
+    tmp_path: Any,
+) -> None:
+    """Claude Code first sends a 2026-07-28 `server/discover` probe, and falls back to
+    `initialize` when no answer comes in time. The front answers that `initialize` before the
+    SDK has loaded; the SDK must then serve the handshake era too, or it refuses every later
+    call for lacking the newer era's envelope."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    probe = {"jsonrpc": "2.0", "id": "probe", "method": "server/discover"}
+    probe["params"] = {"_meta": envelope}
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call"}
+    call["params"] = {
+        "name": "bash",
+        "arguments": {"command": "true", "type": "collect-info", "reason": "x" * 30},
+    }
+    lines = [probe, INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call]
+    epistemic = Path(sys.executable).with_name("epistemic")
+    server = subprocess.Popen(
+        [str(epistemic), "mcp", "-C", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write("".join(json.dumps(m) + "\n" for m in lines).encode())
+    server.stdin.flush()  # all at once: the front reads them before the SDK is ready
+    replies: dict[object, dict[str, Any]] = {}
+    try:
+        while 3 not in replies:
+            readable, _, _ = select.select([server.stdout], [], [], 60)
+            assert readable, f"no answer to the call; so far: {replies}"
+            reply = json.loads(server.stdout.readline())
+            replies[reply.get("id")] = reply
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
+    assert replies[1]["result"]["serverInfo"]["name"] == "epistemic"
+    assert "error" not in replies[3], replies[3]
+    assert replies[3]["result"]["isError"] is False

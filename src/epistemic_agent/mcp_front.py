@@ -9,7 +9,8 @@ stream from the start (the front's replies to those requests are already on the 
 SDK's own replies to the same ids are dropped) and serves the rest of the connection.
 
 Only messages that arrive before the SDK is ready are answered here; anything the front does
-not recognise simply waits for the SDK.
+not recognise simply waits for the SDK. The `initialize` the front answered is handed to the SDK
+first, so that the SDK serves the protocol era the client was answered in.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class Front:
         self.infd, self.wire, self.answers = infd, wire, answers
         self.read = b""  # everything read so far: the SDK is given it from the start
         self.answered: set[object] = set()  # request ids whose replies are on the wire
+        self.opening: bytes | None = None  # the `initialize` line the front answered
         self.ended = False
         self._consumed = 0
 
@@ -78,13 +80,27 @@ class Front:
             return
         result = answer(message.get("params"))
         self.answered.add(message["id"])
+        if message.get("method") == "initialize" and self.opening is None:
+            self.opening = line + b"\n"
         reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         _write_all(self.wire, (json.dumps(reply, ensure_ascii=False) + "\n").encode("utf-8"))
 
     def reader(self, on_end: Callable[[], None] | None = None) -> Replay:
         """The whole input stream, from its first byte, for the SDK; `on_end` is called when
         the client closes its end."""
-        return Replay(self.read, self.infd, self.ended, on_end)
+        return Replay(self._replayed(), self.infd, self.ended, on_end)
+
+    def _replayed(self) -> bytes:
+        """What the front read, with the `initialize` it answered first. The SDK's first
+        request decides the protocol era it serves; a client that probed the newer era first
+        (`server/discover`, as Claude Code does) and then fell back to `initialize`, which the
+        front answered, is in the handshake era, and the SDK must be too (it then refuses the
+        late probe, whose reply the client no longer waits for)."""
+        if self.opening is None:
+            return self.read
+        at = self.read.find(self.opening)
+        head = self.read[:at] + self.read[at + len(self.opening) :]
+        return self.opening + head
 
     def writer(self) -> Wire:
         """The wire for the SDK, without its replies to what the front answered."""
