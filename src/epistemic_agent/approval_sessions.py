@@ -48,6 +48,8 @@ def places(target: Path, session: str | None) -> list[Place]:
     entries = listing(workspace)
     if session is not None:
         entries = [named(entries, session, workspace)]
+    elif not entries:  # no journal yet: `.epistemic/pending/`, as a first session writes it
+        return [Place("", Layout(workspace).pending)]
     return [Place(entry.id, entry.layout.pending) for entry in entries]
 
 
@@ -58,7 +60,7 @@ def waiting(found: list[Place]) -> list[dict[str, Any]]:
     requests = []
     for place in found:
         for item in pending(place.folder):
-            item["session_id"] = place.session
+            item["session_id"] = place.session or str(item.get("session") or "")
             requests.append(item)
     return requests
 

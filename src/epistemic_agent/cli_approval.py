@@ -121,7 +121,8 @@ def _cmd_answer(args: argparse.Namespace) -> int:
     found = _places(args)
     folder = folder_for(found, args.seq)
     if folder is None:
-        where = f"session {found[0].session}" if len(found) == 1 else "any session here"
+        single = len(found) == 1 and found[0].session
+        where = f"session {found[0].session}" if single else "this workspace"
         print(
             f"epistemic: no request for call {args.seq} was ever opened in {where} "
             "(see `epistemic pending`)",
