@@ -165,57 +165,113 @@ def test_ctrl_c_while_a_command_runs_stops_after_it_journaled_and_the_repl_goes_
     assert [r["reason"] for r in records(ws, "stop")] == ["interrupted", "finished"]
 
 
+def sessions(ws: Path) -> list[dict[str, Any]]:
+    listed = subprocess.run([EPISTEMIC, "sessions", "--json", "-C", str(ws)],
+                            capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    return json.loads(listed.stdout)  # type: ignore[no-any-return]
+
+
 def test_slash_commands(ws: Path, tmp_path: Path) -> None:
     term = repl(ws, tmp_path, answers(2), columns=120)
     term.send("/help" + ENTER)
     term.wait_screen("/show N")
     term.send("first" + ENTER)
     answered(term, 1)
-    term.send("/show 1" + ENTER)
-    term.wait_screen("call 1: ok (exit 0)")
-    term.wait_screen(f"reason   {LOOK}")
+    (first,) = sessions(ws)
+    term.send("/show 1" + ENTER)  # what `epistemic show 1 --session <this one>` prints
+    term.wait_screen("call 1 · collect-info · ok")
+    term.wait_screen(f"session {first['id']}")
+    term.wait_screen("── stdout (7 bytes) ──")
     term.send("/log" + ENTER)
     term.wait_screen("echo call-1")
     term.send("/stats" + ENTER)
-    term.wait_for(lambda: len(term.display()) > 0 and "collect-info" in "\n".join(term.display()))
-    term.send("/new" + ENTER)
-    term.wait_screen("a new conversation")
+    term.wait_screen(f"session    ws · {first['id']}")
     term.send("/shwo 1" + ENTER)
     term.wait_screen("unknown command /shwo (did you mean /show?)")
     term.send("/show x" + ENTER)
     term.wait_screen("/show needs a call number")
     term.send("/show 99" + ENTER)
-    term.wait_screen("no call 99 in this session (calls 1–1)")
+    term.wait_screen("no call 99 in")
+    term.send("/new" + ENTER)
+    term.wait_screen("a new session: ")
+    older, newer = sessions(ws)
+    assert older["id"] == first["id"] and older["status"] == "finished"  # ended
+    assert newer["status"] == "open" and newer["mode"] == "repl" and newer["calls"] == 0
+    term.wait_screen(f"a new session: {newer['id']}")
     term.send("//etc is a folder" + ENTER)  # // sends a message that starts with /
     answered(term, 2)
+    term.send("/show 1" + ENTER)  # the new session's call 1: its numbering starts again
+    term.wait_screen(f"session {newer['id']}")
+    term.wait_screen("echo call-2")
+    term.send("/stats" + ENTER)
+    term.wait_screen(f"session    ws · {newer['id']}")
     term.send("/exit" + ENTER)
     assert term.close() == 0
     assert users(ws) == ["first", "/etc is a folder"]
-    runs = records(ws, "run")  # /new: a new conversation, journaled as a run starts
-    assert [(r["mode"], r["task"]) for r in runs] == [("repl", None)]
+    assert records(ws, "run") == []  # /new opens a session; it does not write a run record
+    ended = [session["status"] for session in sessions(ws)]
+    assert ended == ["finished", "finished"]
+    journals = [Path(session["journal"]).read_text() for session in sessions(ws)]
+    assert "echo call-1" in journals[0] and "echo call-2" not in journals[0]
+    assert "echo call-2" in journals[1] and "echo call-1" not in journals[1]
 
 
-def test_new_forgets_the_conversation(ws: Path, tmp_path: Path) -> None:
+def test_new_starts_a_session_and_the_agent_goes_on_in_it(ws: Path, tmp_path: Path) -> None:
     import io
 
     from epistemic_agent.agent import Agent
     from epistemic_agent.live import LiveEvents
     from epistemic_agent.providers.replay import ReplayProvider
     from epistemic_agent.repl import Repl
-    from epistemic_agent.session import Session
+    from epistemic_agent.session import Session, Settings
 
     played = script(tmp_path, answers(2))
-    with Session(ws) as session:
-        events = LiveEvents(io.StringIO())
-        agent = Agent(session, ReplayProvider(played), events=events)
-        shell = Repl(session, agent, events, "replay")
+    session = Session(ws, Settings(owns_session=True), {"model": "replay", "mode": "repl"})
+    out = io.StringIO()
+    events = LiveEvents(out)
+    agent = Agent(session, ReplayProvider(played), events=events)
+    shell = Repl(session, agent, events, "replay")
+    try:
         assert shell.handle("first")
         assert len(agent.messages) == 4  # the message, the call, its result, the answer
         assert shell.handle("/new")
-        assert agent.messages == []
+        assert shell.session is not session and shell.agent is not agent
+        assert shell.session.session_id != session.session_id
+        assert shell.agent.messages == [] and shell.agent.session is shell.session
+        assert shell.session.header["mode"] == "repl"
         assert shell.handle("second")
-        assert len(agent.messages) == 4
+        assert len(shell.agent.messages) == 4
         assert not shell.handle("/exit")
+    finally:
+        shell.session.close()
+    assert session._closed and session._ended
+    listed = sessions(ws)
+    assert [row["id"] for row in listed] == [session.session_id, shell.session.session_id]
+    assert [row["calls"] for row in listed] == [1, 1]
+    assert listed[0]["status"] == "finished"  # ended by /new: exec no longer continues it
+    assert "echo call-2" in out.getvalue()  # the live view goes on with the new session
+
+
+def test_new_that_cannot_open_a_session_keeps_the_current_one(ws: Path, tmp_path: Path) -> None:
+    played = script(tmp_path, answers(2))
+    (ws / "epistemic.toml").write_text('default = "allow"\n')
+    shell = subprocess.Popen(
+        [EPISTEMIC, "repl", "--model", f"replay:{played}", "-C", str(ws)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=environ(tmp_path, COLUMNS="100"),
+    )  # fmt: skip
+    assert shell.stdin is not None and shell.stdout is not None
+    shell.stdin.write("first\n")
+    shell.stdin.flush()
+    while "answer 1" not in shell.stdout.readline():
+        pass
+    (ws / "epistemic.toml").write_text("default = [\n")  # no longer a policy
+    out, err = shell.communicate("/new\nsecond\n", timeout=60)
+    assert shell.returncode == 0, err
+    assert "no new session: " in out and "this one goes on" in out
+    assert "Traceback" not in out + err
+    (only,) = sessions(ws)
+    assert only["calls"] == 2 and users(ws) == ["first", "second"]
 
 
 def test_piped_input_takes_messages_and_slash_commands_one_line_each(
@@ -235,7 +291,7 @@ def test_piped_input_takes_messages_and_slash_commands_one_line_each(
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "\x1b" not in out  # not a terminal: plain lines
-    assert "call 1: ok (exit 0)" in out
+    assert "call 1 · collect-info · ok" in out and "── stdout (7 bytes) ──" in out
     assert "unknown command /nope" in out
     summaries = [line for line in out.splitlines() if line.startswith("✓ finished")]
     assert summaries[0].startswith("✓ finished · 1 call #1 · ")

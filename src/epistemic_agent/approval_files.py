@@ -85,6 +85,8 @@ class FileApprover:
         if self.out is None:
             return
         where = f" -C {self.workspace}" if self.workspace else ""
+        if request.session:  # several sessions may wait at once (approval_sessions.py)
+            where += f" --session {request.session[:12]}"
         print(
             f"epistemic: call {request.seq} ({request.act}) awaits approval "
             f"(rule {request.rule or 'default'}): `epistemic approve {request.seq}{where} "
@@ -137,6 +139,9 @@ def _write_new(path: Path, data: dict[str, Any], exclusive: bool) -> bool:
 def _read_json(path: Path) -> Any:
     with open(path, "rb") as handle:
         return json.loads(handle.read(ANSWER_CAP))
+
+
+read_json = _read_json  # for approval_sessions.py
 
 
 def read_answer(path: Path, request: Request) -> Answer | dict[str, Any]:

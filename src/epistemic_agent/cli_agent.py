@@ -308,13 +308,17 @@ def _cmd_repl(args: argparse.Namespace) -> int:
     session, agent = prepared
     from .repl import Repl
 
-    with session:
-        model = args.model or os.environ.get("EPISTEMIC_MODEL", "")
-        code = Repl(session, agent, agent.events, model).run()
-        session.end()
+    model = args.model or os.environ.get("EPISTEMIC_MODEL", "")
+    shell = Repl(session, agent, agent.events, model)
+    with session:  # /new closes it and opens another: the REPL's current one is closed here
+        try:
+            code = shell.run()
+            shell.session.end()
+        finally:
+            shell.session.close()
     from .cli import head_line
 
-    print(head_line(session.journal.position), file=sys.stderr)
+    print(head_line(shell.session.journal.position), file=sys.stderr)
     return code
 
 

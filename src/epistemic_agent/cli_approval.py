@@ -8,12 +8,14 @@ import json
 import sys
 from pathlib import Path
 
-from .cliargs import workspace_option
+from .cliargs import session_choice, workspace_option
 from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
+
+    from .approval_sessions import Place
 
 EXIT_NOT_PENDING = 1
 
@@ -22,9 +24,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "pending",
         help="list calls waiting for a human's approval",
-        description="The approval requests open in a workspace, oldest first.",
+        description="The approval requests open in a workspace, session by session (oldest "
+        "first), each with the session it waits in.",
     )
     workspace_option(p)
+    _session_option(p, "list only this session's requests")
     p.add_argument("--json", action="store_true", help="print a JSON array")
     p.set_defaults(handler=_cmd_pending)
     for name, verb in (("approve", "approved"), ("deny", "denied")):
@@ -38,10 +42,13 @@ def register(sub: Any) -> None:
             "the journal records the signer's identity from that file, the key, the signature "
             "and the comment. Exit 0 when the "
             "answer was taken; 1 when it cannot be: the request was answered already, timed "
-            "out or withdrawn, was never opened, or the session that asked is gone.",
+            "out or withdrawn, was never opened, or the session that asked is gone; 2 when "
+            "call SEQ waits in several sessions and --session does not say which.",
         )
         p.add_argument("seq", type=int, metavar="SEQ", help="the call's number")
         workspace_option(p)
+        _session_option(p, "the session whose call SEQ to answer (default: the one session "
+                        "where a request for call SEQ waits)")  # fmt: skip
         p.add_argument(
             "--as",
             dest="name",
@@ -60,20 +67,27 @@ def register(sub: Any) -> None:
         p.set_defaults(handler=_cmd_answer, decision=verb)
 
 
-def _folder(args: argparse.Namespace) -> Path:
-    from .catalog import find_layout
+def _session_option(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--session", metavar="ID", help=f"{help}: its id or a unique prefix")
+
+
+def _places(args: argparse.Namespace) -> list[Place]:
+    from .approval_sessions import places
 
     directory = Path(args.directory)
     if not directory.is_dir():
         raise UsageError(f"workspace {directory} is not a directory")
-    return find_layout(directory).pending
+    chosen = session_choice(args)
+    if chosen == "new":
+        raise UsageError("--session new: a new session has nothing waiting; give an id")
+    return places(directory, chosen)
 
 
 def _cmd_pending(args: argparse.Namespace) -> int:
     from .approval import visible
-    from .approval_files import pending
+    from .approval_sessions import waiting
 
-    requests = pending(_folder(args))
+    requests = waiting(_places(args))
     if args.json:
         print(json.dumps(requests, ensure_ascii=False, indent=1))
         return 0
@@ -84,6 +98,7 @@ def _cmd_pending(args: argparse.Namespace) -> int:
         state = "" if item.get("waiting") else "  (the asking process is gone)"
         rule = visible(str(item.get("rule") or "default"))
         print(f"call {item['seq']}: {visible(str(item.get('act')))} · rule {rule}{state}")
+        print(f"  session  {visible(str(item['session_id']))}")
         print(f"  reason   {visible(' '.join(str(item.get('reason', '')).split()))}")
         print(f"  command  {visible(str(item.get('command')))}")
         paths = item.get("paths") or []
@@ -92,17 +107,28 @@ def _cmd_pending(args: argparse.Namespace) -> int:
         asked = f"{item.get('requested')} ({item.get('message')})"
         print(f"  asked    {visible(asked)}")
         if item.get("signatures") == "required":
-            print("  answer   signed: epistemic approve|deny SEQ [--key FILE]")
+            print("  answer   signed: epistemic approve|deny SEQ [--session ID] [--key FILE]")
     return 0
 
 
 def _cmd_answer(args: argparse.Namespace) -> int:
     from .approval import who
     from .approval_files import answer
+    from .approval_sessions import folder_for
 
     if args.seq <= 0:
         raise UsageError("SEQ is a call number: 1 or more")
-    folder = _folder(args)
+    found = _places(args)
+    folder = folder_for(found, args.seq)
+    if folder is None:
+        single = len(found) == 1 and found[0].session
+        where = f"session {found[0].session}" if single else "this workspace"
+        print(
+            f"epistemic: no request for call {args.seq} was ever opened in {where} "
+            "(see `epistemic pending`)",
+            file=sys.stderr,
+        )
+        return EXIT_NOT_PENDING
     problem = answer(
         folder, args.seq, args.decision, args.name, args.comment, args.key, args.unsigned
     )

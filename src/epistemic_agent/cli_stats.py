@@ -53,6 +53,14 @@ def register(sub: Any) -> None:
     p.add_argument("b", metavar="B", help="the second session")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--any-task", action="store_true", help="compare even when the two tasks differ")
+    p.add_argument(
+        "--session",
+        action="append",
+        metavar="ID",
+        help="which session of a workspace (its id or a unique prefix): the first --session "
+        "names A's, a second B's; a side without one is its workspace's newest session "
+        "(`epistemic diff . . --session OLD` compares OLD with the newest)",
+    )
     p.set_defaults(handler=_cmd_diff)
 
 
@@ -99,13 +107,13 @@ def _read_all(journals: list[Path]) -> tuple[list[dict[str, Any]], list[dict[str
     return rows, skipped
 
 
-def _load(target: Path) -> Loaded:
+def _load(target: Path, session: str | None = None) -> Loaded:
     """One session, its chain verified: a journal that does not verify is announced first."""
     from .chain_notice import announce
     from .sessions import ReadError, load
 
     try:
-        loaded = load(target)
+        loaded = load(target, session=session)
     except ReadError as error:
         raise UsageError(str(error)) from None
     announce(loaded.integrity, loaded.numbered(), label=str(loaded.journal))
@@ -258,10 +266,22 @@ def _cut(text: object, width: int) -> str:
 # -- diff -------------------------------------------------------------------------------------
 
 
+def _diff_sessions(given: list[str]) -> tuple[str | None, str | None]:
+    """A's and B's --session, each checked as readers check it (UsageError otherwise)."""
+    if len(given) > 2:
+        raise UsageError(f"--session is given {len(given)} times: once for A, once for B")
+    chosen = [session_choice(argparse.Namespace(session=value)) for value in given]
+    if "new" in chosen:
+        raise UsageError("--session new: a new session has nothing to compare; give an id")
+    chosen += [None] * (2 - len(chosen))
+    return chosen[0], chosen[1]
+
+
 def _cmd_diff(args: argparse.Namespace) -> int:
     from .diff import compare, render, tasks_differ
 
-    first, second = _load(Path(args.a)), _load(Path(args.b))
+    chosen = _diff_sessions(args.session or [])
+    first, second = _load(Path(args.a), chosen[0]), _load(Path(args.b), chosen[1])
     if tasks_differ(first, second) and not args.any_task:
         raise UsageError(
             "the two sessions were given different tasks "

@@ -9,6 +9,7 @@ import re
 import sys
 from pathlib import Path
 
+from .cliargs import session_choice, session_option
 from .errors import UsageError
 from .safetext import visible
 
@@ -33,6 +34,7 @@ def register(sub: Any) -> None:
         "(a crash mid-write), 2 when there is no journal or an option is malformed.",
     )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR|JOURNAL|BUNDLE.zip")
+    session_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
         "--expect-head",
@@ -64,6 +66,7 @@ def register(sub: Any) -> None:
         "input (no key, no ssh-keygen).",
     )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR")
+    session_option(p)
     p.add_argument(
         "--key",
         metavar="SSH_KEY",
@@ -104,6 +107,8 @@ def options_of(args: argparse.Namespace) -> Options:
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     is_bundle = args.dir.endswith(".zip") and not Path(args.dir).is_dir()
+    if is_bundle and args.session is not None:
+        raise UsageError("--session picks a session of a workspace, not of a bundle")
     if args.salvage:
         if is_bundle or args.expect_head or args.allowed_signers or args.identity:
             raise UsageError("--salvage works on a workspace's journal alone, without options")
@@ -115,27 +120,32 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         return verify_bundle(Path(args.dir), args.json, options)
     from .record_check import check_record
 
-    journal = journal_path(args.dir)
+    journal = journal_path(args.dir, session_choice(args))
     anchor = journal.parent / "head.json" if journal.name == "journal.jsonl" else None
     result = check_record(journal, anchor, options)
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         return result.exit_code
-    print("\n".join(visible(line) for line in verdict_lines(result, args.dir)))
+    lines = verdict_lines(result, args.dir, session_choice(args))
+    print("\n".join(visible(line) for line in lines))
     return result.exit_code
 
 
-def journal_path(target: str) -> Path:
+def journal_path(target: str, session: str | None = None) -> Path:
+    """The journal DIR names: a journal file itself, else the workspace's newest session's,
+    or the one `session` names (an id or a unique prefix)."""
     from .catalog import find_layout
 
+    if session == "new":
+        raise UsageError("--session new: a new session has no record yet; give an id")
     path = Path(target)
-    journal = path if path.is_file() else find_layout(path).journal
+    journal = path if path.is_file() and session is None else find_layout(path, session).journal
     if not journal.is_file():
         raise UsageError(f"no journal at {journal}")
     return journal
 
 
-def verdict_lines(result: Verification, target: str) -> list[str]:
+def verdict_lines(result: Verification, target: str, session: str | None = None) -> list[str]:
     """`intact: ...` or `TAMPERED: ...` and `also: ...`, what still verifies, the notes."""
     if result.status == "intact":
         lines = [f"intact: {result.lines} line(s), head {result.head}"]
@@ -152,8 +162,10 @@ def verdict_lines(result: Verification, target: str) -> list[str]:
             f"{result.good + 1}"
         )
         if _a_workspace_journal(target):
+            chosen = f" --session {session}" if session else ""
             lines.append(
-                f"to continue after line {result.good}: epistemic verify --salvage {target} "
+                f"to continue after line {result.good}: epistemic verify --salvage {target}"
+                f"{chosen} "
                 "(keeps the damaged journal and its evidence under .epistemic/damaged/)"
             )
     return lines + [f"note: {note}" for note in result.notes]
@@ -173,7 +185,7 @@ def _cmd_salvage(args: argparse.Namespace) -> int:
     from .catalog import find_layout
     from .salvage import salvage
 
-    journal = journal_path(args.dir)
+    journal = journal_path(args.dir, session_choice(args))
     layout = find_layout(journal)
     if layout.journal != journal.resolve():
         raise UsageError(f"{journal}: --salvage needs a workspace's .epistemic/journal.jsonl")
@@ -217,13 +229,13 @@ def _cmd_seal(args: argparse.Namespace) -> int:
     from .seal import SealError
     from .sealing import NotSealed, seal
 
-    journal = journal_path(args.dir)
+    journal = journal_path(args.dir, session_choice(args))
     try:
         done = seal(journal.resolve(), args.key)
     except SealError as error:
         raise UsageError(str(error)) from None
     except NotSealed as refused:
-        for line in verdict_lines(refused.verification, args.dir):
+        for line in verdict_lines(refused.verification, args.dir, session_choice(args)):
             print(visible(line), file=sys.stderr)
         print("epistemic: the record does not verify: nothing was sealed", file=sys.stderr)
         return 1

@@ -31,9 +31,9 @@ PROMPT = "epistemic> "
 COMMANDS = {
     "/help": "this list",
     "/log": "the session's calls, one row each (epistemic log)",
-    "/show N": "call N as recorded: act, reason, command, outcome, policy",
+    "/show N": "call N in full, as `epistemic show N` prints it",
     "/stats": "the session's numbers (epistemic stats)",
-    "/new": "a new conversation: the model forgets this one; the session goes on",
+    "/new": "end this session and start a new one: a new journal, a new conversation",
     "/exit": "end (also Ctrl-D)",
 }
 ALIASES = {"/quit": "/exit", "/?": "/help"}
@@ -159,20 +159,36 @@ class Repl:
         self._say("\n".join(lines))
 
     def _log(self, rest: str) -> None:
-        self._cli("log", str(self.session.workspace))
+        self._cli("log", str(self.session.workspace), "--session", self.session.session_id)
 
     def _stats(self, rest: str) -> None:
-        self._cli("stats", str(self.session.workspace))
+        self._cli("stats", str(self.session.workspace), "--session", self.session.session_id)
 
     def _show(self, rest: str) -> None:
-        from .repl_show import show_call
+        word = rest.strip().lstrip("#")
+        if not word.isdigit() or int(word) < 1:
+            self._say("/show needs a call number, e.g. /show 3")
+            return
+        self._cli("show", word, *self._this_session())
 
-        self._say(show_call(self.session.layout.journal, rest))
+    def _this_session(self) -> tuple[str, ...]:
+        return ("-C", str(self.session.workspace), "--session", self.session.session_id)
 
     def _new(self, rest: str) -> None:
-        self.agent.messages.clear()
-        self.session.event("run", model=self.model, task=None, mode="repl")
-        self._say("a new conversation: the model no longer sees the earlier messages")
+        from .policy import PolicyError
+        from .repl_session import fresh
+
+        ended = self.session.session_id
+        try:
+            self.session, self.agent = fresh(self.session, self.agent)
+        except (PolicyError, OSError) as error:
+            self._say(visible(f"no new session: {error}; this one goes on"))
+            return
+        self.stop = None
+        self._say(
+            f"a new session: {self.session.session_id} (session {ended[:12]} is closed; "
+            "the model no longer sees its messages)"
+        )
 
     def _cli(self, *words: str) -> None:
         from .cli import main

@@ -194,28 +194,29 @@ ACT_COLUMNS = {
     "revert": "rev",
     "cleanup": "cln",
 }
-WIDTHS = (5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 7, 5, 7, 9, 14, 8)  # after the name column
 
 
-def table(rows: list[dict[str, Any]], total: dict[str, Any]) -> list[str]:
-    """One line per session, then TOTALS, then the act shares over all of them."""
-    names = labels(rows)
-    width = min(max(len(name) for name in [*names, "session", "TOTALS"]), 40)
+def table(rows: list[dict[str, Any]], total: dict[str, Any], width: int | None = None) -> list[str]:
+    """One line per session, then TOTALS, then the act shares over all of them; as wide as
+    the terminal (stats_table.py), or `width`."""
+    from .stats_table import fit, terminal_width, wrapped
+
+    width = terminal_width() if width is None else width
     header = ["session", "calls", *ACT_COLUMNS.values(), "rej", "fail", "unk"]
     header += ["flag", "appr", "deny", "wall", "model", "tokens", "cost", "stop", "chain"]
-    lines = [_joined(header, width)]
-    for row, name in zip(rows, names, strict=True):
-        lines.append(_joined(_cells(row, _fit(name, width)), width))
-    lines.append("-" * len(lines[0]))
-    lines.append(_joined(_cells({**total, "stop": "", "integrity": ""}, "TOTALS"), width))
+    body = [_cells(row, name) for row, name in zip(rows, labels(rows), strict=True)]
+    footer = _cells({**total, "stop": "", "integrity": ""}, "TOTALS")
+    text = frozenset({len(header) - 2, len(header) - 1})
+    lines = fit([header, *body, footer], text, width)
     shares = " · ".join(
         f"{act}{f' ({ACT_COLUMNS[act]})' if act in ACT_COLUMNS else ''} {share:.1%}"
         for act, share in total["shares"].items()
     )
-    lines.append(f"shares over {total['sessions']} sessions: {shares or 'no calls'}")
+    lines += wrapped(f"shares over {total['sessions']} sessions: {shares or 'no calls'}", width)
     beliefs, supervisor = total.get("beliefs") or {}, total.get("supervisor") or {}
     if beliefs.get("tested") or supervisor.get("reviews"):
-        lines.append(f"beliefs: {belief_text(beliefs)}; supervisor: {supervisor_text(supervisor)}")
+        both = f"beliefs: {belief_text(beliefs)}; supervisor: {supervisor_text(supervisor)}"
+        lines += wrapped(both, width, ", ")
     return lines
 
 
@@ -272,19 +273,6 @@ def _cells(row: dict[str, Any], name: str) -> list[str]:
     ending = [str(row["stop"] or "-"), str(row["integrity"] or "-")]
     cells = [name, str(row["calls"]), *acts, *map(str, counts), duration(row["wall_time"])]
     return [*cells, str(row["model_calls"]), str(tokens), dollars(row.get("cost")), *ending]
-
-
-def _joined(cells: list[str], first: int) -> str:
-    """One line: the name and the last two cells (text) left-aligned, numbers right-aligned."""
-    out = []
-    for index, (cell, size) in enumerate(zip(cells, (first, *WIDTHS), strict=True)):
-        left = index == 0 or index >= len(cells) - 2
-        out.append(cell.ljust(size) if left else cell.rjust(size))
-    return "  ".join(out).rstrip()
-
-
-def _fit(name: str, width: int) -> str:
-    return name if len(name) <= width else "…" + name[-(width - 1) :]
 
 
 def duration(seconds: float | None) -> str:
