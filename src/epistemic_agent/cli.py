@@ -465,6 +465,12 @@ def _register_init(sub: Any) -> None:
     register(sub)
 
 
+def _register_trace(sub: Any) -> None:
+    from .cli_trace import register
+
+    register(sub)
+
+
 def _register_agent(sub: Any) -> None:
     from .cli_agent import register
 
@@ -492,6 +498,8 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "diff": _register_stats,
     "plot": _register_views,
     "html": _register_views,
+    "trace": _register_trace,
+    "git-hook": _register_trace,
     "lint": _register_bundle,
     "export": _register_bundle,
     "mcp": _register_mcp,

@@ -31,6 +31,7 @@ class Settings:
     approval_channel: str | None = None  # auto, terminal or file (None: the policy's, or auto)
     platform: Platform | None = None  # what to confine with (None: what this machine has)
     hidden: tuple[str, ...] = ()  # paths no act may read (besides the record)
+    baseline: bool = True  # keep before-content of small text files: per-call diffs of shell acts
 
 
 @struct(frozen=False)

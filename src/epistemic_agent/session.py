@@ -12,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 
 from . import __version__, consistency
+from .baseline import GONE, Baseline
 from .confine import Confinement, ConfinementError, unmet
 from .confine_platform import Platform, detect
 from .effects import Effect
@@ -31,6 +32,7 @@ from .report import Report
 from .results import CallResult, Settings
 from .session_policy import PolicyCalls, decision_json
 from .structs import field, struct
+from .versions import record_versions
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -121,6 +123,7 @@ class Session(PolicyCalls):
         if refused is not None:
             self.close()
             raise PolicyError(refused)
+        self.baseline = self._baseline()
 
     def _platform(self) -> Platform:
         if self.settings.platform is not None:
@@ -247,6 +250,9 @@ class Session(PolicyCalls):
             self._closed = True
             self.report.save_checkpoint(self.journal.position)
             self.effects.save()
+            baseline = getattr(self, "baseline", None)  # None: closed before it was made
+            if baseline is not None:
+                baseline.prune()
             self.journal.close()
             for path in self._capture:  # empty capture files kept for reuse
                 path.unlink(missing_ok=True)
@@ -422,6 +428,12 @@ class Session(PolicyCalls):
             for name, path in (("stdout", done.stdout), ("stderr", done.stderr))
             if (ref := self.evidence.adopt(path)) is not None
         }
+        if changes is not None and not changes.empty:
+            refs, kept, more = self._versions(
+                [*changes.created, *changes.modified, *changes.deleted]
+            )
+            evidence.update(refs)
+            redacted += more
         ok = done.returncode == 0 and not done.timed_out
         others = self._others(seq, call)
         history = self.report.history
@@ -439,6 +451,8 @@ class Session(PolicyCalls):
         }
         if changes is not None:
             extra["observed"] = _capped(changes.to_json())
+            if not changes.empty:
+                extra.update(kept)
         touched = {folder: _capped(seen.to_json()) for folder, seen in elsewhere.items()}
         if any(not seen.empty for seen in elsewhere.values()):
             extra["outside"] = touched
@@ -593,6 +607,7 @@ class Session(PolicyCalls):
     def _run_file_tool(self, seq: int, call: Call) -> CallResult:
         assert call.act is not None
         started = time.monotonic()
+        before = self._before(call)
         work = partial(run_file_tool, call, self.workspace, self.settings.output_limit)
         try:
             self.scratch_dir()
@@ -610,6 +625,11 @@ class Session(PolicyCalls):
         if redacted + more + most:
             extra["redacted"] = redacted + more + most
         if call.tool != "read_file" and done.ok:
+            if before is not None and done.evidence:
+                _, kept, more = self._versions([str(call.path)], before, with_diff=False)
+                extra.update(kept)
+                if more:
+                    extra["redacted"] = extra.get("redacted", 0) + more
             key = "created" if done.outcome.startswith("created") else "modified"
             changed = [call.path] if done.evidence else []  # an empty diff changed nothing
             extra["observed"] = {
@@ -639,6 +659,40 @@ class Session(PolicyCalls):
             duration=duration,
             evidence=evidence,
         )
+
+    def _baseline(self) -> Baseline | None:
+        """The before-content of the workspace's small text files (baseline.py), brought up
+        to date as this process opens the session; None without observation."""
+        if not (self.settings.baseline and self.settings.observe):
+            return None
+        ignored = (*self.settings.ignore, RECORD_DIR)
+        baseline = Baseline(self.workspace, self.layout.record / "baseline", ignored)
+        baseline.refresh()
+        return baseline
+
+    def _before(self, call: Call) -> dict[str, bytes | None] | None:
+        """What a file tool's path holds before it writes (None for a read, or no baseline)."""
+        if self.baseline is None or call.tool == "read_file" or call.path is None:
+            return None
+        data, why = self.baseline.read_now(call.path)
+        if data is None and why != GONE:
+            return {}  # not kept: the baseline's copy (or its reason) stands
+        return {call.path: data}
+
+    def _versions(
+        self,
+        paths: list[str],
+        before: dict[str, bytes | None] | None = None,
+        with_diff: bool = True,
+    ) -> tuple[dict[str, Any], dict[str, Any], int]:
+        """Before and after of the paths a call changed, as evidence (versions.py)."""
+        if self.baseline is None:
+            return {}, {}, 0
+        found = record_versions(
+            self.baseline, self.evidence, self.guard.redactor.data, paths, before
+        )
+        refs, fields = found.extra(self.evidence, with_diff)
+        return refs, fields, found.redacted
 
     def _store_inputs(self, call: Call) -> dict[str, Any] | None:
         """Large inputs (new content, edit texts) go to evidence before the declaration."""
