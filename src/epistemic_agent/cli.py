@@ -15,6 +15,8 @@ from .cliargs import (
     command_text,
     command_words,
     policy_options,
+    ticket_of,
+    ticket_option,
     workspace_option,
 )
 from .errors import UsageError
@@ -165,6 +167,7 @@ def _register_exec(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     policy_options(p)
+    ticket_option(p)
     command_option(p)
     p.set_defaults(handler=_cmd_exec)
 
@@ -219,7 +222,9 @@ def _open_session(args: argparse.Namespace) -> Any:
     settings = Settings(approval_timeout=waits)
     if timeout is not None:
         settings = Settings(timeout=timeout, approval_timeout=waits)
-    session = Session(directory, settings, policy=chosen_policy(args))
+    ticket = ticket_of(args)
+    header = {"ticket": ticket} if ticket is not None else {}
+    session = Session(directory, settings, header, policy=chosen_policy(args))
     _warn_confinement(session)
     return session
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .cli_models import add_model_options, check_window, provider_from_args
-from .cliargs import chosen_policy, policy_options, workspace_option
+from .cliargs import chosen_policy, policy_options, ticket_of, ticket_option, workspace_option
 from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
@@ -98,6 +98,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     )
     add_model_options(p)
     policy_options(p)
+    ticket_option(p)
 
 
 def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any]:
@@ -152,6 +153,11 @@ def _prepare_or_report(args: argparse.Namespace, header: dict[str, Any]) -> tupl
         return None
 
 
+def _ticket(args: argparse.Namespace) -> dict[str, str]:
+    ticket = ticket_of(args)
+    return {"ticket": ticket} if ticket is not None else {}
+
+
 def _events(args: argparse.Namespace) -> Any:
     from .frontend import JsonEvents, LiveEvents
 
@@ -161,7 +167,7 @@ def _events(args: argparse.Namespace) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     if not args.task.strip():
         raise UsageError("the task is empty")
-    prepared = _prepare_or_report(args, {"task": args.task})
+    prepared = _prepare_or_report(args, {"task": args.task, **_ticket(args)})
     if prepared is None:
         return EXIT_PROVIDER
     session, agent = prepared
@@ -172,7 +178,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_repl(args: argparse.Namespace) -> int:
-    prepared = _prepare_or_report(args, {"task": None, "mode": "repl"})
+    prepared = _prepare_or_report(args, {"task": None, "mode": "repl", **_ticket(args)})
     if prepared is None:
         return EXIT_PROVIDER
     session, agent = prepared

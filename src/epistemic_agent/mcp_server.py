@@ -77,6 +77,7 @@ class Gatekeeper:
         self.current: Cancel | None = None  # the call in flight, to withdraw on disconnect
         self.disconnected = threading.Event()  # the client closed its end of stdio
         self.progress_every = PROGRESS_EVERY
+        self.ticket: str | None = None  # --ticket
 
     def call(
         self, name: str, arguments: object, client: dict[str, Any], cancel: Cancel | None = None
@@ -101,11 +102,14 @@ class Gatekeeper:
 
             settings = Settings(approval_timeout=self.approval_timeout, approval_channel="file")
             header = {"mode": "mcp", "mcp_client": client}
+            if self.ticket is not None:
+                header["ticket"] = self.ticket
             self.session = Session(
                 self.workspace, settings, header, self.policy, policy_implicit=self.implicit
             )
             if not self.session.created:
-                self.session.event("run", mode="mcp", mcp_client=client)
+                ticket = {"ticket": self.ticket} if self.ticket is not None else {}
+                self.session.event("run", mode="mcp", mcp_client=client, **ticket)
         return self.session
 
     def close(self, why: str = "the client disconnected") -> None:
@@ -276,7 +280,7 @@ def _load_sdk(keeper: Gatekeeper, loaded: dict[str, Any], ready: threading.Event
 
 
 def register(sub: Any) -> None:
-    from .cliargs import policy_options, workspace_option
+    from .cliargs import policy_options, ticket_option, workspace_option
 
     p = sub.add_parser(
         "mcp",
@@ -288,6 +292,7 @@ def register(sub: Any) -> None:
     )
     workspace_option(p)
     policy_options(p)
+    ticket_option(p)
     p.add_argument(
         "--progress-interval",
         type=float,
@@ -321,7 +326,10 @@ def _cmd_mcp(args: Any) -> int:
         raise PolicyError(f"{policy.source}: {problem}")
     if not args.progress_interval > 0:
         raise UsageError("--progress-interval must be a positive number of seconds")
+    from .cliargs import ticket_of
+
     keeper = Gatekeeper(directory, policy, args.approval_timeout, implicit=named is None)
+    keeper.ticket = ticket_of(args)
     keeper.progress_every = args.progress_interval
     print(f"epistemic mcp: serving {directory} (policy {policy.source})", file=sys.stderr)
     note = warning(confinement)

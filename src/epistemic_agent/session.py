@@ -97,6 +97,9 @@ class Session(PolicyCalls):
             self.effects.classify,
         )
         self.guard.alerts.runner = self._run_hook
+        ticket = self.header.get("ticket")
+        self.ticket = ticket if isinstance(ticket, str) and ticket else None  # --ticket
+        self.guard.ticket = self.ticket or ""
         if not self.journal.open(self.report.load_checkpoint()):
             self.report.reset()
         relinked = list(self.journal.relinked)
@@ -305,6 +308,8 @@ class Session(PolicyCalls):
             return self._deny(verdict, decision)
         inputs = self._store_inputs(verdict)
         record = call_record(0, verdict, inputs)
+        if self.ticket is not None:
+            record["ticket"] = self.ticket
         if effect is not None:
             record["effect"] = effect.to_json()
         if not self.guard.trivial:

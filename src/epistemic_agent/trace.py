@@ -115,6 +115,7 @@ def call_facts(view: CallView, declared: Record, approval: Record | None) -> dic
         }
     comment = str(approval.get("comment") or "") if approval is not None else ""
     found = TICKET.search(comment)
+    recorded = declared.get("ticket")
     return {
         "seq": view.seq,
         "tool": view.tool,
@@ -129,7 +130,9 @@ def call_facts(view: CallView, declared: Record, approval: Record | None) -> dic
         if policy
         else None,
         "approval": shown,
-        "ticket": (found.group(1) or found.group(2)) if found else None,
+        "ticket": recorded
+        if isinstance(recorded, str) and recorded
+        else ((found.group(1) or found.group(2)) if found else None),
     }
 
 
@@ -150,9 +153,9 @@ def changes_of(view: CallView, outcome: Record, store: Blobs, notes: list[str]) 
     cut = outcome.get("versions_cut")
     for path, kind in kinds.items():
         entry = by_path.get(path)
-        if entry is None and path not in hunks:
-            if (kept and not cut) or not _maybe_file(path, kinds):
-                continue  # a folder, or a path that is no file: nothing to show
+        unseen = entry is None and path not in hunks
+        if unseen and ((kept and not cut) or not _maybe_file(path, kinds)):
+            continue  # a folder, or a path that is no file: nothing to show
         change = Change(view.seq, path, kind, hunks.get(path))
         if entry is None and cut:
             change.missing = f"not kept: the call changed more paths than are diffed ({cut} more)"

@@ -88,6 +88,8 @@ def line_json(trace: Trace, path: str, line: int) -> dict[str, Any]:
     if not trace.of_file(path):
         raise TraceError(no_such_path(trace, path))
     found = blame(trace, path)
+    if not found.lines and found.notes:  # the replay lost the file on the way
+        raise TraceError(f"{path}: cannot show line {line}: {found.notes[-1]}")
     if line < 1 or line > len(found.lines):
         raise TraceError(
             f"{path}: line {line} is beyond the file as the record ends with it "

@@ -1,0 +1,428 @@
+"""Traceability: per-call versions of what shell acts and file tools changed, kept as
+evidence; `epistemic trace` by file, by line and by commit; the matrix; the lint checks."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from epistemic_agent.approval import Answer, Request
+from epistemic_agent.policy import preset
+from epistemic_agent.session import Session, Settings
+
+EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+CHANGE = "The report asks for this edit; making it is the change itself, nothing more."
+CHECK = "Run the program to confirm the edits so far behave as the task asks of them."
+UNDO = "The notes edit was the wrong approach: take it back to where it started."
+SECRET = "sk-" + "aB3xY7Qz9K" * 5  # an OpenAI-style key: the redactor knows the format
+APP = "def main():\n    x = 1\n    y = 2\n    print(x + y)\n\n\nmain()\n"
+PATCH = """--- a/app.py
++++ b/app.py
+@@ -1,6 +1,6 @@
+ def main():
+     x = 2
+-    y = 2
++    y = 5
+     print(x * y)
+ \n \n"""
+NOTES_PATCH = """diff --git a/notes.txt b/notes.txt
+--- a/notes.txt
++++ b/notes.txt
+@@ -1,2 +1,2 @@
+ first
+-second
++SECOND
+"""
+
+
+class Approve:
+    """Approves every request as alice, naming a ticket in the comment."""
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+
+    def ask(self, request: Request) -> Answer:
+        self.requests.append(request)
+        return Answer("approved", "alice", "test", "ticket: OPS-7 fine")
+
+
+def epistemic(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [EPISTEMIC, *args], capture_output=True, text=True, timeout=120, cwd=cwd, check=False
+    )
+
+
+def git(ws: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=ws,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def mixed(tmp_path: Path) -> Path:
+    """A session mixing file-tool edits, sed -i, a redirect, patch, git apply, a revert,
+    and verifies (one failing, one passing)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text(APP)
+    (ws / "notes.txt").write_text("first\nsecond\n")
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "start")
+    patches = tmp_path / "patches"
+    patches.mkdir()
+    (patches / "y.patch").write_text(PATCH)
+    (patches / "notes.patch").write_text(NOTES_PATCH)
+    with Session(ws, Settings(enforce=False)) as s:
+        assert s.str_replace_edit("app.py", "x = 1", "x = 2", CHANGE).ok  # 1
+        assert s.bash("sed -i 's/print(x + y)/print(x * y)/' app.py", "change-state", CHANGE).ok
+        assert s.bash("python3 app.py", "verify", CHECK).ok  # 3: verifies 1 and 2
+        assert s.bash(f"patch -p1 < {patches}/y.patch", "change-state", CHANGE).ok  # 4
+        assert s.bash("echo 'out' > out.txt", "change-state", CHANGE).ok  # 5
+        assert s.bash(f"git apply {patches}/notes.patch", "change-state", CHANGE).ok  # 6
+        assert s.bash("git checkout -- notes.txt", "revert", UNDO).ok  # 7
+        assert not s.bash("python3 -c 'raise SystemExit(1)'", "verify", CHECK).ok  # 8
+        assert s.bash("printf 'more\\n' >> out.txt", "change-state", CHANGE).ok  # 9
+    return ws
+
+
+def trace_json(ws: Path, *args: str) -> Any:
+    done = epistemic("trace", "-C", str(ws), "--json", *args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def journal(ws: Path) -> list[dict[str, Any]]:
+    text = (ws / ".epistemic" / "journal.jsonl").read_text()
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def outcome(ws: Path, seq: int) -> dict[str, Any]:
+    return next(r for r in journal(ws) if r["kind"] == "outcome" and r["seq"] == seq)
+
+
+def blob(ws: Path, ref: dict[str, Any]) -> bytes:
+    sha = ref["sha256"]
+    return (ws / ".epistemic" / "evidence" / sha[:2] / sha).read_bytes()
+
+
+# -- versions ---------------------------------------------------------------------------------
+
+
+def test_shell_edits_keep_before_after_and_a_diff(mixed: Path) -> None:
+    sed = outcome(mixed, 2)
+    [entry] = sed["versions"]
+    assert entry["path"] == "app.py"
+    assert blob(mixed, entry["before"]).decode() == APP.replace("x = 1", "x = 2")
+    assert b"print(x * y)" in blob(mixed, entry["after"])
+    diff = blob(mixed, sed["evidence"]["diff"]).decode()
+    assert diff.startswith("--- a/app.py\n+++ b/app.py\n")
+    assert "-    print(x + y)\n+    print(x * y)\n" in diff
+    created = outcome(mixed, 5)["versions"]
+    assert created == [{"path": "out.txt", "before": None, "after": created[0]["after"]}]
+    applied = blob(mixed, outcome(mixed, 6)["evidence"]["diff"]).decode()
+    assert "-second\n+SECOND\n" in applied
+    reverted = outcome(mixed, 7)["versions"][0]
+    assert reverted["after"] == outcome(mixed, 6)["versions"][0]["before"]  # the same blob
+    done = epistemic("verify", str(mixed))
+    assert done.returncode == 0, done.stdout + done.stderr  # every blob referenced, intact
+
+
+def test_file_tool_versions_agree_with_its_diff(mixed: Path) -> None:
+    edit = outcome(mixed, 1)
+    [entry] = edit["versions"]
+    assert blob(mixed, entry["before"]).decode() == APP
+    assert blob(mixed, entry["after"]).decode() == APP.replace("x = 1", "x = 2")
+    assert "-    x = 1\n+    x = 2\n" in blob(mixed, edit["evidence"]["diff"]).decode()
+
+
+def test_secrets_in_changed_files_are_redacted_in_every_blob(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "conf.txt").write_text(f"key = {SECRET}\nport = 1\n")
+    with Session(ws, Settings(enforce=False)) as s:
+        assert s.bash("sed -i 's/port = 1/port = 2/' conf.txt", "change-state", CHANGE).ok
+        assert s.bash(f"echo 'token {SECRET}' > new.txt", "change-state", CHANGE).ok
+    evidence = ws / ".epistemic" / "evidence"
+    stored = b"".join(p.read_bytes() for p in evidence.rglob("*") if p.is_file())
+    assert SECRET.encode() not in stored
+    assert b"port = 2" in stored and b"[REDACTED" in stored
+    assert outcome(ws, 1)["redacted"] >= 1
+
+
+def test_symlinks_binaries_and_large_files_are_named_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("TOPSECRET-OUTSIDE\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "blob.bin").write_bytes(b"\0\1\2")
+    (ws / "big.txt").write_text("x" * (2 << 20))
+    (ws / "d").mkdir()
+    with Session(ws, Settings(enforce=False)) as s:
+        command = (
+            f"ln -s {outside} link.txt && printf 'z' >> blob.bin && echo y >> big.txt"
+            f" && mv d e && ln -s {tmp_path} e/inner"
+        )
+        assert s.bash(command, "change-state", CHANGE).ok
+    skipped = {e["path"]: e.get("skipped") for e in outcome(ws, 1)["versions"]}
+    assert skipped["link.txt"] == "it is a symbolic link, or lies behind one"
+    assert skipped["blob.bin"] == "no copy from before: it is binary"
+    assert skipped["big.txt"].startswith("no copy from before: it is larger than")
+    evidence = ws / ".epistemic" / "evidence"
+    stored = b"".join(p.read_bytes() for p in evidence.rglob("*") if p.is_file())
+    assert b"TOPSECRET-OUTSIDE" not in stored
+    baseline = ws / ".epistemic" / "baseline"
+    copies = b"".join(p.read_bytes() for p in baseline.rglob("*") if p.is_file())
+    assert b"TOPSECRET-OUTSIDE" not in copies
+
+
+def test_a_human_edit_between_processes_is_not_the_agents(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_text("a\nb\nc\n")
+    with Session(ws, Settings(enforce=False)) as s:
+        assert s.bash("sed -i 's/a/A/' f.txt", "change-state", CHANGE).ok
+    (ws / "f.txt").write_text("A\nb\nhuman\n")  # between two processes
+    with Session(ws, Settings(enforce=False)) as s:
+        assert s.bash("sed -i 's/b/B/' f.txt", "change-state", CHANGE).ok
+    diff = blob(ws, outcome(ws, 2)["evidence"]["diff"]).decode()
+    assert "-b\n+B\n" in diff and "human" in diff and "-c\n" not in diff
+    data = epistemic("trace", "-C", str(ws), "f.txt:3", "--json")
+    line = json.loads(data.stdout)
+    assert line["text"] == "human" and line["seq"] is None and line["origin"] == "unknown"
+    assert any("something no call recorded" in note for note in line["notes"])
+
+
+# -- trace ------------------------------------------------------------------------------------
+
+
+def test_trace_lists_each_files_calls_verifies_and_unverified(mixed: Path) -> None:
+    data = trace_json(mixed)["sessions"][0]
+    files = {f["path"]: f for f in data["files"]}
+    assert sorted(files) == ["app.py", "notes.txt", "out.txt"]
+    app = files["app.py"]
+    assert [(c["seq"], c["tool"], c["act"]) for c in app["changes"]] == [
+        (1, "str_replace_edit", "change-state"),
+        (2, "bash", "change-state"),
+        (4, "bash", "change-state"),
+    ]
+    assert [c["verified_by"] for c in app["changes"]] == [[3], [3], []]
+    assert app["unverified"] == [4]
+    assert [(v["seq"], v["ok"]) for v in app["verified_after_last_change"]] == [(8, False)]
+    assert "+    y = 5" in app["changes"][2]["hunk"]
+    notes = files["notes.txt"]["changes"]
+    assert notes[1]["act"] == "revert"
+    assert notes[1]["undid"] == {"path": "notes.txt", "undoes": [6], "restored": True}
+    out = files["out.txt"]
+    assert [c["kind"] for c in out["changes"]] == ["created", "modified"]
+
+
+def test_trace_text_marks_unverified_and_shows_hunks(mixed: Path) -> None:
+    done = epistemic("trace", "-C", str(mixed), "app.py")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "call 4 change-state (modified)  **unverified**" in out
+    assert "call 1 change-state (modified):" in out
+    assert "    | +    y = 5" in out
+    assert "verified after the last change: call 8 FAILED" in out
+
+
+@pytest.mark.parametrize(
+    ("line", "seq", "text"),
+    [
+        (1, None, "def main():"),
+        (2, 1, "    x = 2"),
+        (3, 4, "    y = 5"),
+        (4, 2, "    print(x * y)"),
+    ],
+)
+def test_line_blame_names_the_declared_act(
+    mixed: Path, line: int, seq: int | None, text: str
+) -> None:
+    data = trace_json(mixed, f"app.py:{line}")
+    assert (data["seq"], data["text"]) == (seq, text)
+    if seq is not None:
+        assert data["call"]["seq"] == seq and data["call"]["act"] == "change-state"
+
+
+def test_blame_through_a_revert_and_appends(mixed: Path) -> None:
+    assert trace_json(mixed, "notes.txt:1")["origin"] == "before-session"
+    restored = trace_json(mixed, "notes.txt:2")  # the revert wrote it last: it says what it undid
+    assert (restored["seq"], restored["text"]) == (7, "second")
+    assert restored["call"]["undid"] == {"path": "notes.txt", "undoes": [6], "restored": True}
+    assert trace_json(mixed, "out.txt:1")["seq"] == 5
+    assert trace_json(mixed, "out.txt:2")["seq"] == 9
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.txt"], "missing.txt: no call of session"),
+        (["app.py:99"], "line 99 is beyond the file as the record ends with it (7 line(s))"),
+        (["app.py:0"], "line 0 is beyond"),
+        (["--session", "ffff0000"], "no session 'ffff0000'"),
+        (["--session", ""], "--session: the id is empty"),
+        (["--matrix"], "--matrix needs -o FILE"),
+        (["--matrix", "-o", "m.txt"], "written as .md, .csv or .html"),
+        (["-o", "m.md"], "-o is for --matrix"),
+        (["/etc/passwd"], "is not inside the workspace"),
+        (["--commit", "HEAD"], "has no Epistemic-* trailers"),
+        (["--commit", "nosuchrev"], "no such commit"),
+        (["--commit=-x"], "not a revision"),
+    ],
+)
+def test_bad_input_is_a_clear_error(mixed: Path, args: list[str], message: str) -> None:
+    done = epistemic("trace", "-C", str(mixed), *args, cwd=mixed)
+    assert done.returncode == 2, done.stdout
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_no_journal_is_a_clear_error(tmp_path: Path) -> None:
+    done = epistemic("trace", "-C", str(tmp_path))
+    assert done.returncode == 2 and "no journal here" in done.stderr
+
+
+def test_missing_evidence_is_said_not_hidden(mixed: Path) -> None:
+    entry = outcome(mixed, 4)["versions"][0]
+    sha = entry["after"]["sha256"]
+    (mixed / ".epistemic" / "evidence" / sha[:2] / sha).unlink()
+    data = trace_json(mixed)["sessions"][0]
+    assert any("is missing or altered" in note for note in data["notes"])
+    app = next(f for f in data["files"] if f["path"] == "app.py")
+    assert "missing or altered" in app["changes"][2]["missing"]
+    done = epistemic("trace", "-C", str(mixed), "app.py:1")
+    assert done.returncode == 2
+    assert "app.py: cannot show line 1: call 4: evidence" in done.stderr
+    text = epistemic("trace", "-C", str(mixed)).stdout
+    assert "cannot show: call 4, app.py: evidence" in text
+
+
+def test_a_session_without_baseline_says_what_it_cannot_show(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_text("a\n")
+    with Session(ws, Settings(enforce=False, baseline=False)) as s:
+        assert s.bash("echo b >> f.txt", "change-state", CHANGE).ok
+    change = trace_json(ws)["sessions"][0]["files"][0]["changes"][0]
+    assert change["missing"].startswith("no versions were kept")
+    assert trace_json(ws, "f.txt")["sessions"][0]["files"][0]["path"] == "f.txt"
+    done = epistemic("trace", "-C", str(ws), "f.txt:1")
+    assert done.returncode == 2
+    assert "f.txt: cannot show line 1: call 1: no versions were kept" in done.stderr
+
+
+def test_session_selection(mixed: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    with Session(other, Settings(enforce=False)) as s:
+        assert s.bash("echo hi > hi.txt", "change-state", CHANGE).ok
+        wanted = s.session_id
+    every = trace_json(tmp_path, "--all")["sessions"]
+    assert len(every) == 2
+    chosen = trace_json(tmp_path, "--session", wanted[:8])["sessions"]
+    assert [s["session"] for s in chosen] == [wanted]
+    assert chosen[0]["files"][0]["path"] == "hi.txt"
+    done = epistemic("trace", "-C", str(tmp_path), "--all", "hi.txt:1")
+    assert done.returncode == 2 and "needs one session" in done.stderr
+
+
+# -- approvals, tickets and lint ---------------------------------------------------------------
+
+
+def test_approval_signer_ticket_and_lint_checks(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    approver = Approve()
+    policy = preset("approve-mutating")
+    with Session(ws, Settings(enforce=False), policy=policy, approver=approver) as s:
+        assert s.bash("true", "verify", CHECK).ok  # 1: nothing to confirm yet
+        sneaky = "echo b >> a.txt; python3 -c \"open('sneaky.txt', 'w').write('c')\""
+        assert s.bash(sneaky, "change-state", CHANGE).ok  # 2
+        assert approver.requests[0].paths == ("a.txt",)  # what the approver was shown
+        assert s.bash("true", "revert", UNDO).ok  # 3: a revert that changed nothing
+    change = trace_json(ws, "sneaky.txt")["sessions"][0]["files"][0]["changes"][0]
+    assert change["approval"]["decision"] == "approved" and change["approval"]["by"] == "alice"
+    assert change["ticket"] == "OPS-7" and change["policy"]["decision"] == "ask"
+    done = epistemic("lint", str(ws), "--json")
+    found = {(f["check"], f["seq"]) for f in json.loads(done.stdout)["findings"]}
+    assert ("trace/verify-before-change", 1) in found
+    assert ("trace/unverified", 2) in found
+    assert ("trace/approval-exceeded", 2) in found  # the request showed a.txt, not sneaky.txt
+    assert ("trace/revert-of-nothing", 3) in found
+    stats = json.loads(epistemic("stats", str(ws), "--json").stdout)
+    assert stats["sessions"][0]["unverified"] == 1 and stats["totals"]["unverified"] == 1
+
+
+def test_ticket_option_reaches_header_calls_and_policy(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    policy = ws / "p.toml"
+    policy.write_text(
+        'default = "allow"\n[[rule]]\nid = "no-ticket"\ndecision = "deny"\n'
+        "when = \"act == 'change-state' && ticket == ''\"\nmessage = \"name a ticket\"\n"
+    )
+    base = ["exec", "-C", str(ws), "--policy", str(policy), "--type", "change-state"]
+    done = epistemic(*base, "--reason", CHANGE, "--", "echo a > a.txt")
+    assert done.returncode == 2 and "name a ticket" in done.stdout + done.stderr
+    done = epistemic(*base, "--ticket", "CR-42", "--reason", CHANGE, "--", "echo a > a.txt")
+    assert done.returncode == 0, done.stderr
+    calls = [r for r in journal(ws) if r["kind"] == "call"]
+    assert calls[-1]["ticket"] == "CR-42"
+    matrix = ws.parent / "m.csv"
+    assert epistemic("trace", "-C", str(ws), "--matrix", "-o", str(matrix)).returncode == 0
+    rows = list(csv.DictReader(io.StringIO(matrix.read_text())))
+    assert [r["ticket"] for r in rows] == ["CR-42"]
+    for bad in ("", "two\nlines", "x" * 201):
+        done = epistemic(*base, "--ticket", bad, "--reason", CHANGE, "--", "true")
+        assert done.returncode == 2 and "--ticket must be" in done.stderr
+
+
+# -- matrix escaping ---------------------------------------------------------------------------
+
+
+HOSTILE = '=HYPERLINK("http://x") <script>alert(1)</script> | ** [a](b) the change'
+
+
+def test_matrix_escapes_agent_text(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with Session(ws, Settings(enforce=False)) as s:
+        assert s.write_file("-cmd.txt", "@SUM(1)\n", HOSTILE).ok
+    out = {suffix: tmp_path / f"m{suffix}" for suffix in (".md", ".csv", ".html")}
+    for path in out.values():
+        done = epistemic("trace", "-C", str(ws), "--matrix", "-o", str(path))
+        assert done.returncode == 0, done.stderr
+    [row] = list(csv.reader(io.StringIO(out[".csv"].read_text())))[1:]
+    assert row[4] == "'" + HOSTILE and row[5] == "'-cmd.txt"
+    assert not any(cell[:1] and cell[0] in "=+-@" for cell in row)
+    page = out[".html"].read_text()
+    assert "<script>alert" not in page and "&lt;script&gt;" in page
+    assert 'href="#call-1"' in page
+    md = out[".md"].read_text().splitlines()[4]
+    assert md.count(" | ") == 11  # the reason's pipe is escaped, not a new cell
+    assert "<script>" not in md and "\\<script\\>" in md
+
+
+def test_export_puts_the_matrix_in_the_bundle(mixed: Path, tmp_path: Path) -> None:
+    import zipfile
+
+    target = tmp_path / "b.zip"
+    done = epistemic("export", str(mixed), "-o", str(target))
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(target) as bundle:
+        names = set(bundle.namelist())
+        assert {"traceability.md", "traceability.csv", "traceability.html"} <= names
+        page = bundle.read("traceability.html").decode()
+    assert 'href="report.html#call-4"' in page
+    assert epistemic("verify", str(target)).returncode == 0
