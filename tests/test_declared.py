@@ -159,6 +159,7 @@ def test_the_rule_and_flag_ids_are_stable() -> None:
         "record-tampered",
         "session-killed",
         "concurrent",
+        "commit-without-trailers",
     }
 
 

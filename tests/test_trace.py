@@ -354,7 +354,11 @@ def test_approval_signer_ticket_and_lint_checks(tmp_path: Path) -> None:
     change = trace_json(ws, "sneaky.txt")["sessions"][0]["files"][0]["changes"][0]
     assert change["approval"]["decision"] == "approved" and change["approval"]["by"] == "alice"
     assert change["ticket"] == "OPS-7" and change["policy"]["decision"] == "ask"
-    done = epistemic("lint", str(ws), "--json")
+    assert not any(
+        f["check"].startswith("trace/")
+        for f in json.loads(epistemic("lint", str(ws), "--json").stdout)["findings"]
+    )  # the traceability checks are asked for
+    done = epistemic("lint", str(ws), "--json", "--trace")
     found = {(f["check"], f["seq"]) for f in json.loads(done.stdout)["findings"]}
     assert ("trace/verify-before-change", 1) in found
     assert ("trace/unverified", 2) in found

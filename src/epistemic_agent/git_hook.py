@@ -7,11 +7,9 @@ journal). docs/traceability.md says what the hook is and is not: trailers are cl
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from .errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
     from .trace import Trace
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
 MARK = "# epistemic-agent prepare-commit-msg hook"
 HOOK = "prepare-commit-msg"
 TRAILER = re.compile(r"^(Epistemic-(?:Session|Calls|Head)):[ \t]*(\S.*?)\s*$", re.MULTILINE)
-SAFE = ("-c", "core.fsmonitor=false", "-c", "core.pager=cat", "-c", "core.hooksPath=/dev/null")
+SAFE = ("-c", "core.fsmonitor=false", "-c", "core.pager=cat")
 #: Where a session leaves, for a commit made inside an act, what the hook cannot read there.
 CHANGES_ENV = "EPISTEMIC_CHANGES"
 
@@ -57,7 +56,9 @@ def register(sub: Any) -> None:
 
 
 def git(directory: Path, *args: str, check: bool = True) -> str:
-    """Run git read-only in `directory` (no fsmonitor, pager or hooks of the repository's)."""
+    """Run git read-only in `directory` (no fsmonitor or pager of the repository's)."""
+    import subprocess
+
     try:
         done = subprocess.run(
             ["git", *SAFE, *args],

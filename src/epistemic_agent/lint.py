@@ -55,7 +55,9 @@ CHECKS: dict[str, str] = {
     **{f"integrity/{name}": meaning for name, meaning in PROBLEMS.items()},
     **TRACE_CHECKS,
 }
-UNRECOMPUTABLE = frozenset({"record-tampered"})  # only the live session can see it
+UNRECOMPUTABLE = frozenset(
+    {"record-tampered", "commit-without-trailers"}
+)  # only the live session can see it
 _HEX = "0123456789abcdef"
 OUTPUT_LIMIT = 16_000  # Settings.output_limit's default: the stderr the live check saw
 
@@ -89,10 +91,11 @@ class LintResult:
         return "findings" if self.findings else "incomplete" if self.unchecked else "clean"
 
 
-def lint(session: Loaded, temp: str | None = None) -> LintResult:
+def lint(session: Loaded, temp: str | None = None, traced: bool = False) -> LintResult:
     """Re-run the checks on one loaded session (`temp`: the system temp dir the gate allows).
     Lines without a format version, or of an older one, are checked as the current version
-    (the reader notes them); lines of a newer version are not re-checked (one note says so)."""
+    (the reader notes them); lines of a newer version are not re-checked (one note says so).
+    `traced` adds the traceability checks (lint_trace.py)."""
     workspace = str(session.header.get("workspace") or session.workspace)
     linter = _Linter(workspace, temp or _temp(), session.journal.parent / "evidence")
     numbered = session.numbered()
@@ -102,7 +105,8 @@ def lint(session: Loaded, temp: str | None = None) -> LintResult:
         result.findings.append(Finding("header-missing", "line 1 is not a session header", None, 1))
     linter.run(session.records)
     result.findings.extend(linter.findings)
-    result.findings.extend(trace_findings(session))
+    if traced:
+        result.findings.extend(trace_findings(session))
     result.findings.sort(key=lambda f: (f.line is None, f.line or 0))  # journal order
     newer = [(line, version) for line, r in numbered if (version := newer_version(r))]
     result.unchecked = dict(Counter(version for _, version in newer))

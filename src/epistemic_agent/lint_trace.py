@@ -26,7 +26,7 @@ CHANGES = ("change-state", "revert")
 def trace_findings(session: Loaded) -> list[Finding]:
     from .lint import Finding
 
-    trace = build(session)
+    trace = build(session, evidence=False)
     lines = {
         seq: number
         for number, record in session.numbered()

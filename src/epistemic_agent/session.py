@@ -21,6 +21,7 @@ from .evidence import EvidenceStore
 from .executor import Execution, bounded_text, run_shell
 from .filetools import precheck, run_file_tool
 from .gate import Call, GateConfig, Rejected, check
+from .git_hook import HOOK, is_installed
 from .guard import Guard, workspace_policy
 from .journal import JournalWriter, Record
 from .layout import RECORD_DIR, REPORT_NAME, Layout
@@ -30,6 +31,7 @@ from .records import call_record, now, outcome_record, rejected_record
 from .recovery import Orphan, Recovery
 from .report import Report
 from .results import CallResult, Settings
+from .session_git import changes_file, commit_flag, commits_made, head_commit
 from .session_policy import PolicyCalls, decision_json
 from .structs import field, struct
 from .versions import record_versions
@@ -152,6 +154,8 @@ class Session(PolicyCalls):
         signers = [self.policy.allowed_signers, *(r.allowed_signers for r in self.policy.rules)]
         guarded += [Path(path) for path in dict.fromkeys(signers) if path]
         guarded += [path for path in self.layout.client_settings() if path.exists()]
+        if is_installed(self.workspace):  # the trailers hook: not a boundary, but not theirs
+            guarded.append(self.workspace / ".git" / "hooks" / HOOK)
         return Confinement(
             self.platform,
             self.workspace,
@@ -395,6 +399,8 @@ class Session(PolicyCalls):
         ignored = (*self.settings.ignore, RECORD_DIR, REPORT_NAME)  # the record: always
         observer = best_observer(self.workspace, ignored) if self.settings.observe else None
         outside = self._outside_observers(call.act)
+        hooked = call.mutating and is_installed(self.workspace)  # watch the commits it makes
+        branch = head_commit(self.workspace) if hooked else None
         for watcher in (observer, *outside.values()):
             if watcher is not None:
                 watcher.start()
@@ -405,7 +411,7 @@ class Session(PolicyCalls):
                 self.settings.timeout,
                 self.layout.scratch,
                 launch=launch,
-                env=self._command_env(),
+                env=self._call_env(seq, hooked),
                 on_slow=self._publish_in_flight,
                 capture=self._capture,
                 reaper=self._reaper(),
@@ -470,6 +476,12 @@ class Session(PolicyCalls):
                     "file, whole, before this outcome was recorded",
                 }
             )
+        if hooked:
+            commits = self._commits(branch)
+            if commits:
+                extra["commits"] = commits
+                flag = commit_flag(commits)
+                raised += [flag] if flag is not None else []
         if raised:
             extra["flags"] = raised
         if redacted:
@@ -734,6 +746,28 @@ class Session(PolicyCalls):
         for spare in self.layout.spares:
             if not spare.exists():
                 spare.touch()
+
+    def _call_env(self, seq: int, hooked: bool) -> dict[str, str]:
+        """The environment of one shell act: the session's, plus which session and call it
+        is (a commit's trailers name them), and for the git hook what it cannot read."""
+        env = {**self._command_env(), "EPISTEMIC_SESSION": self.session_id}
+        env["EPISTEMIC_CALL"] = str(seq)
+        if hooked:
+            head = self.journal.position.head
+            env.update(changes_file(self.workspace, self.layout.journal, head, self.scratch_dir()))
+        return env
+
+    def _commits(self, before: str | None) -> list[dict[str, Any]]:
+        """The commits the act made (git runs confined, as for `_git_head`)."""
+        after = head_commit(self.workspace)
+        if after is None or after == before:
+            return []
+        work = partial(commits_made, self.workspace, before, after, self.session_id)
+        try:
+            found: list[dict[str, Any]] = self.confinement.run("collect-info", work)
+        except ConfinementError:
+            return [{"commit": after, "trailers": False}]
+        return found
 
     def _git_head(self) -> str | None:
         """`git rev-parse HEAD`, confined like an observation: the workspace's git config and

@@ -75,7 +75,7 @@ def unverified_changes(loaded: Loaded) -> int:
     (trace.py; the `trace/unverified` findings of lint)."""
     from .trace import build
 
-    trace = build(loaded)
+    trace = build(loaded, evidence=False)
     return len(
         {
             c.seq

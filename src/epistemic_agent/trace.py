@@ -78,12 +78,13 @@ class Trace:
         return [change for change in self.changes if not change.verified_by]
 
 
-def build(loaded: Loaded) -> Trace:
-    """The trace of one loaded session."""
+def build(loaded: Loaded, evidence: bool = True) -> Trace:
+    """The trace of one loaded session; without `evidence`, no blob is read (no hunks, no
+    check of the versions: what counting needs is in the journal)."""
     outcomes = _first_outcomes(loaded.records)
     approvals = {seq: r for r in loaded.of_kind("approval") if (seq := seq_of(r)) is not None}
     declared = {seq: r for r in loaded.of_kind("call") if (seq := seq_of(r)) is not None}
-    store = Blobs(loaded.journal.parent / "evidence")
+    store = Blobs(loaded.journal.parent / "evidence") if evidence else None
     header_ticket = loaded.header.get("ticket")
     trace = Trace(loaded, {}, [], [])
     for view in loaded.views:
@@ -136,7 +137,9 @@ def call_facts(view: CallView, declared: Record, approval: Record | None) -> dic
     }
 
 
-def changes_of(view: CallView, outcome: Record, store: Blobs, notes: list[str]) -> list[Change]:
+def changes_of(
+    view: CallView, outcome: Record, store: Blobs | None, notes: list[str]
+) -> list[Change]:
     """The files one call changed, each with its hunk and versions where kept."""
     observed = outcome.get("observed") if isinstance(outcome.get("observed"), dict) else {}
     kinds: dict[str, str] = {}
@@ -147,7 +150,7 @@ def changes_of(view: CallView, outcome: Record, store: Blobs, notes: list[str]) 
     versions = outcome.get("versions")
     entries = [e for e in versions if isinstance(e, dict)] if isinstance(versions, list) else []
     by_path = {str(e.get("path")): e for e in entries}
-    hunks = split_diff(store.text(_ref(outcome, "diff")) or "")
+    hunks = split_diff(store.text(_ref(outcome, "diff")) or "") if store is not None else {}
     found: list[Change] = []
     kept = isinstance(versions, list)  # the session had a baseline for this call
     cut = outcome.get("versions_cut")
@@ -165,15 +168,21 @@ def changes_of(view: CallView, outcome: Record, store: Blobs, notes: list[str]) 
             change.missing = f"its content was not kept: {entry['skipped']}"
         else:
             change.before, change.after = _side(entry.get("before")), _side(entry.get("after"))
-            for side in ("before", "after"):
-                problem = store.problem(entry.get(side))
-                if problem is not None:
-                    change.missing = problem
-                    notes.append(f"call {view.seq}, {path}: {problem}")
-        if change.hunk is None and change.missing is None and change.before != change.after:
-            change.missing = "its diff is missing from the evidence"
+            if store is not None:
+                _check_sides(change, entry, store, notes)
         found.append(change)
     return found
+
+
+def _check_sides(change: Change, entry: dict[str, Any], store: Blobs, notes: list[str]) -> None:
+    """What of a change's kept versions and hunk the evidence cannot show."""
+    for side in ("before", "after"):
+        problem = store.problem(entry.get(side))
+        if problem is not None:
+            change.missing = problem
+            notes.append(f"call {change.seq}, {change.path}: {problem}")
+    if change.hunk is None and change.missing is None and change.before != change.after:
+        change.missing = "its diff is missing from the evidence"
 
 
 def _maybe_file(path: str, kinds: dict[str, str]) -> bool:
