@@ -430,3 +430,74 @@ def test_export_puts_the_matrix_in_the_bundle(mixed: Path, tmp_path: Path) -> No
         page = bundle.read("traceability.html").decode()
     assert 'href="report.html#call-4"' in page
     assert epistemic("verify", str(target)).returncode == 0
+
+
+# -- the demo ----------------------------------------------------------------------------------
+
+
+def test_the_demo_matrix_row_by_row(tmp_path: Path) -> None:
+    """Every row of the demo's matrix, derived from its script: which calls change files,
+    their reasons, the revert and what it undid, the verify that passed; and the CSV's hunks,
+    applied in order with `patch` to the task's original file, give the file the demo left."""
+    from epistemic_agent.demo import SCRIPT, TASK
+
+    ws = tmp_path / "demo"
+    done = epistemic("demo", "-o", str(ws))
+    assert done.returncode == 0, done.stderr
+    calls = [call for turn in json.loads(SCRIPT.read_text()) for call in turn.get("calls", [])]
+    seq_of = {index + 1: call for index, call in enumerate(calls)}  # rejections take a seq too
+    acts = {
+        seq: "change-state"
+        if call["tool"] in ("write_file", "str_replace_edit")
+        else call["args"].get("type")
+        for seq, call in seq_of.items()
+    }
+    rows = [seq for seq, act in acts.items() if act in ("change-state", "revert")]
+    [verify] = [seq for seq, act in acts.items() if act == "verify"]
+    first_edit = min(s for s in rows if seq_of[s]["tool"] == "str_replace_edit")
+    session = journal(ws)[0]["session"][:12]
+    matrix = tmp_path / "m.csv"
+    assert epistemic("trace", "-C", str(ws), "--matrix", "-o", str(matrix)).returncode == 0
+    table = list(csv.DictReader(io.StringIO(matrix.read_text())))
+    assert [int(row["call"]) for row in table] == rows
+    for row in table:
+        seq = int(row["call"])
+        call = seq_of[seq]["args"]
+        file = call.get("path") or "summary.json"  # the one shell change-state writes it
+        if acts[seq] == "revert":
+            file = "process_orders.py"  # `git checkout -- process_orders.py`
+        undid = f" (undid {first_edit} in process_orders.py)" if acts[seq] == "revert" else ""
+        assert row["act"] == acts[seq] + undid
+        assert (row["session"], row["reason"], row["files"]) == (session, call["reason"], file)
+        assert (row["policy"], row["approver"], row["ticket"]) == ("no policy", "", "")
+        assert (row["verified by"], row["verify outcome"], row["status"]) == (
+            str(verify),
+            "passed",
+            "verified",
+        )
+    work = tmp_path / "replay"
+    work.mkdir()
+    (work / "process_orders.py").write_bytes((TASK / "process_orders.py").read_bytes())
+    for row in table:
+        if row["files"] == "process_orders.py":
+            hunk = row["hunks"][1:] if row["hunks"].startswith("'") else row["hunks"]
+            subprocess.run(["patch", "-s", "-p1"], input=hunk, text=True, cwd=work, check=True)
+    assert (work / "process_orders.py").read_text() == (ws / "process_orders.py").read_text()
+    md = tmp_path / "m.md"
+    assert epistemic("trace", "-C", str(ws), "--matrix", "-o", str(md)).returncode == 0
+    lines = md.read_text().splitlines()
+    assert lines[:4] == [
+        "# Traceability matrix",
+        "",
+        "| session | call | act | ticket | reason | files | hunks | policy | approver"
+        " | verified by | verify outcome | status |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    assert len(lines) == 4 + len(table)
+    for line, row in zip(lines[4:], table, strict=True):
+        count = len(row["hunks"].splitlines())
+        reason = row["reason"].replace("*", "\\*")
+        assert line == (
+            f"| {session} | {row['call']} | {row['act']} |  | {reason} | `{row['files']}` "
+            f"| {count} diff line(s) | no policy |  | {verify} | passed | verified |"
+        )

@@ -84,7 +84,8 @@ class Baseline:
                 self.used += info.st_size
                 continue
             copied += self._take(rel) is not None
-        self.save()
+        if copied or len(self.entries) != len(known):
+            self.save()
         reasons: dict[str, int] = {}
         for why in self.skipped.values():
             reasons[why] = reasons.get(why, 0) + 1

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .cliargs import workspace_option
 from .errors import UsageError
+from .session_git import CHANGES_ENV, HOOK, MARK, parse_trailers
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -23,12 +24,7 @@ if TYPE_CHECKING:
 
     from .trace import Trace
 
-MARK = "# epistemic-agent prepare-commit-msg hook"
-HOOK = "prepare-commit-msg"
-TRAILER = re.compile(r"^(Epistemic-(?:Session|Calls|Head)):[ \t]*(\S.*?)\s*$", re.MULTILINE)
 SAFE = ("-c", "core.fsmonitor=false", "-c", "core.pager=cat")
-#: Where a session leaves, for a commit made inside an act, what the hook cannot read there.
-CHANGES_ENV = "EPISTEMIC_CHANGES"
 
 
 def register(sub: Any) -> None:
@@ -109,11 +105,6 @@ def _head(path: Path) -> str:
         return ""
 
 
-def is_installed(workspace: Path) -> bool:
-    """Whether this hook is in the workspace's `.git/hooks` (a plain repository layout)."""
-    return MARK in _head(workspace / ".git" / "hooks" / HOOK)
-
-
 def _cmd_trailers(args: argparse.Namespace) -> int:
     directory = Path(git(Path(args.directory), "rev-parse", "--show-toplevel").strip())
     found = trailers_for(directory)
@@ -172,10 +163,6 @@ def named_calls(directory: Path) -> dict[str, set[int]]:
         if "Epistemic-Session" in parsed:
             found.setdefault(parsed["Epistemic-Session"], set()).update(calls_of(parsed))
     return found
-
-
-def parse_trailers(message: str) -> dict[str, str]:
-    return {key: value for key, value in TRAILER.findall(message)}
 
 
 def calls_of(parsed: dict[str, str]) -> list[int]:

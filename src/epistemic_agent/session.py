@@ -21,7 +21,6 @@ from .evidence import EvidenceStore
 from .executor import Execution, bounded_text, run_shell
 from .filetools import precheck, run_file_tool
 from .gate import Call, GateConfig, Rejected, check
-from .git_hook import HOOK, is_installed
 from .guard import Guard, workspace_policy
 from .journal import JournalWriter, Record
 from .layout import RECORD_DIR, REPORT_NAME, Layout
@@ -31,7 +30,7 @@ from .records import call_record, now, outcome_record, rejected_record
 from .recovery import Orphan, Recovery
 from .report import Report
 from .results import CallResult, Settings
-from .session_git import changes_file, commit_flag, commits_made, head_commit
+from .session_git import HOOK, changes_file, commit_flag, commits_made, head_commit, is_installed
 from .session_policy import PolicyCalls, decision_json
 from .structs import field, struct
 from .versions import record_versions
@@ -259,6 +258,7 @@ class Session(PolicyCalls):
             self.effects.save()
             baseline = getattr(self, "baseline", None)  # None: closed before it was made
             if baseline is not None:
+                baseline.save()
                 baseline.prune()
             self.journal.close()
             for path in self._capture:  # empty capture files kept for reuse

@@ -16,14 +16,31 @@ import os
 import re
 from pathlib import Path
 
-from .git_hook import CHANGES_ENV, is_installed, parse_trailers
-
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 
+MARK = "# epistemic-agent prepare-commit-msg hook"
+HOOK = "prepare-commit-msg"
+TRAILER = re.compile(r"^(Epistemic-(?:Session|Calls|Head)):[ \t]*(\S.*?)\s*$", re.MULTILINE)
+#: Where a session leaves, for a commit made inside an act, what the hook cannot read there.
+CHANGES_ENV = "EPISTEMIC_CHANGES"
 SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 MOST_COMMITS = 50
+
+
+def is_installed(workspace: Path) -> bool:
+    """Whether the trailers hook is in the workspace's `.git/hooks` (git_hook.py)."""
+    try:
+        with (workspace / ".git" / "hooks" / HOOK).open("rb") as handle:
+            return MARK.encode() in handle.read(512)
+    except OSError:
+        return False
+
+
+def parse_trailers(message: str) -> dict[str, str]:
+    """The Epistemic-* trailers of a commit message (the last of each key wins)."""
+    return dict(TRAILER.findall(message))
 
 
 def head_commit(workspace: Path) -> str | None:
