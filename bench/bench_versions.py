@@ -36,13 +36,11 @@ ACTS = {
 
 
 def build(root: Path) -> None:
-    text = "".join(
-        f"line {n} of a module that is about two kibibytes long ...\n" for n in range(32)
-    )
+    lines = [f"line {n} of a module that is about two kibibytes long ...\n" for n in range(32)]
     for index in range(10_000):
         folder = root / f"pkg{index // 20 % 25}" / f"mod{index // 500}"
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"file{index % 20}.py").write_text(text)
+        (folder / f"file{index % 20}.py").write_text(f"# module {index}\n" + "".join(lines))
     for index in range(20):
         (root / f"blob{index}.bin").write_bytes(bytes(range(256)) * 8)
     for index in range(5):

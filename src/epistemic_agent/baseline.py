@@ -17,6 +17,7 @@ the evidence store.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -31,7 +32,7 @@ from .safepath import open_beneath, where
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
 FILE_CAP = 1 << 20  # bytes: a larger file is named, not copied
 BUDGET = 512 << 20  # bytes copied in all
@@ -70,20 +71,46 @@ class Baseline:
         self.entries: dict[str, tuple[str, Stamp]] = {}  # path -> (sha256, stamp)
         self.skipped: dict[str, str] = {}  # path -> why it has no copy
         self.used = 0
+        self._root: int | None = None  # the workspace's descriptor during a batch of reads
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Hold one descriptor of the workspace for many reads (each opens beneath it)."""
+        if self._root is not None:
+            yield
+            return
+        try:
+            self._root = os.open(self.workspace, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            self._root = None
+        try:
+            yield
+        finally:
+            if self._root is not None:
+                os.close(self._root)
+            self._root = None
 
     def refresh(self) -> dict[str, object]:
         """Walk the workspace and bring the copy up to date; what it took, for the record."""
         started = time.monotonic()
+        with self.batch():
+            return self._refresh(started)
+
+    def _refresh(self, started: float) -> dict[str, object]:
         known = self._load_index()
+        present = self._blobs()
         self.entries, self.skipped, self.used = {}, {}, 0
         copied = 0
         for rel, info in self._walk():
             old = known.get(rel)
-            if old is not None and old[1] == stamp_of(info) and self._blob(old[0]).is_file():
+            if old is not None and old[0] in present and old[1] == stamp_of(info):
                 self.entries[rel] = old
                 self.used += info.st_size
                 continue
-            copied += self._take(rel) is not None
+            digest = self._take(rel)
+            if digest is not None:
+                present.add(digest)
+                copied += 1
         if copied or len(self.entries) != len(known):
             self.save()
         reasons: dict[str, int] = {}
@@ -113,6 +140,10 @@ class Baseline:
 
     def update(self, paths: Iterable[str]) -> None:
         """A call changed these paths: copy what they hold now (or forget them)."""
+        with self.batch():
+            self._update(paths)
+
+    def _update(self, paths: Iterable[str]) -> None:
         for rel in paths:
             old = self.entries.pop(rel, None)
             if old is not None:
@@ -123,10 +154,13 @@ class Baseline:
     def read_now(self, rel: str) -> tuple[bytes | None, str | None]:
         """The path's content now, read beneath the workspace without following any symlink;
         (None, why) when it is gone, not a regular file, too large or unreadable."""
-        try:
-            root = os.open(self.workspace, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError as error:
-            return None, f"the workspace cannot be opened ({error.strerror})"
+        with self.batch():
+            return self._read(rel)
+
+    def _read(self, rel: str) -> tuple[bytes | None, str | None]:
+        root = self._root
+        if root is None:
+            return None, "the workspace cannot be opened"
         try:
             fd = open_beneath(root, rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError as error:
@@ -135,8 +169,6 @@ class Baseline:
             if error.errno in (errno.ELOOP, errno.EXDEV):
                 return None, "it is a symbolic link, or lies behind one"
             return None, f"it cannot be read ({error.strerror})"
-        finally:
-            os.close(root)
         try:
             real = where(fd)
             if real != os.path.join(str(self.workspace), rel):
@@ -175,22 +207,51 @@ class Baseline:
             self.skipped[rel] = f"the baseline's budget of {self.budget} bytes was spent"
             return None
         digest = hashlib.sha256(data).hexdigest()
-        blob = self._blob(digest)
-        if not blob.is_file():
-            blob.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(blob, data, 0o600)
+        self._store(digest, data)
         self.entries[rel] = (digest, stamp_of(before))
         self.used += len(data)
         return digest
 
+    def _store(self, digest: str, data: bytes) -> None:
+        """A copy named by its digest, written beside and renamed (never a torn blob)."""
+        folder = os.path.join(self.folder, digest[:2])
+        target = os.path.join(folder, digest)
+        if os.path.isfile(target):
+            return
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        temp = os.path.join(folder, f".{digest}.{os.getpid()}")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(temp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+
+    def _blobs(self) -> set[str]:
+        """The digests of the copies there are (one listing, not a stat per file)."""
+        found: set[str] = set()
+        try:
+            subs = list(os.scandir(self.folder))
+        except OSError:
+            return found
+        for sub in subs:
+            if len(sub.name) == 2 and sub.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    found.update(e.name for e in os.scandir(sub.path) if e.name[:1] != ".")
+        return found
+
     def _walk(self) -> Iterable[tuple[str, os.stat_result]]:
         """Every regular file below the workspace (no symlink followed, ignored names not
         entered), with its lstat; what is not a regular file is skipped silently."""
+        base = str(self.workspace)
         stack = [""]
         while stack:
             prefix = stack.pop()
             try:
-                entries = list(os.scandir(self.workspace / prefix if prefix else self.workspace))
+                entries = list(os.scandir(os.path.join(base, prefix) if prefix else base))
             except OSError:
                 continue
             for entry in entries:

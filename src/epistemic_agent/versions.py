@@ -57,6 +57,17 @@ def record_versions(
 ) -> Versions:
     """Each path's before (the baseline's copy, or `before[path]` when given: a file tool
     read it itself) and after (now); the baseline is then brought up to date for them."""
+    with baseline.batch():
+        return _record(baseline, store, redact, paths, before)
+
+
+def _record(
+    baseline: Baseline,
+    store: EvidenceStore,
+    redact: Redact,
+    paths: Iterable[str],
+    before: dict[str, bytes | None] | None,
+) -> Versions:
     result = Versions()
     chosen = sorted(set(paths))
     result.cut = max(0, len(chosen) - MOST_PATHS)
