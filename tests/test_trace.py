@@ -501,3 +501,111 @@ def test_the_demo_matrix_row_by_row(tmp_path: Path) -> None:
             f"| {session} | {row['call']} | {row['act']} |  | {reason} | `{row['files']}` "
             f"| {count} diff line(s) | no policy |  | {verify} | passed | verified |"
         )
+
+
+# -- hostile journals, the other entry points, and blame's invariants ---------------------------
+
+BAD = (["x"], {"a": 1}, True, None, 10**30, "x\x1b[2J", [{"path": 5}], [{"path": "app.py"}])
+
+
+def test_trace_never_crashes_on_fields_of_the_wrong_type(mixed: Path, tmp_path: Path) -> None:
+    """Each field trace reads, set to each bad value: a clear answer, never a traceback, and
+    no escape sequence reaches the terminal."""
+    from epistemic_agent import cli
+
+    path = mixed / ".epistemic" / "journal.jsonl"
+    original = path.read_text()
+    targets = [
+        (2, ("versions",)),
+        (2, ("evidence", "diff")),
+        (2, ("observed", "modified")),
+        (1, ("ticket",)),
+        (1, ("policy",)),
+        (2, ("versions_cut",)),
+    ]
+    for index, keys in targets:
+        for value in BAD:
+            found = [json.loads(line) for line in original.splitlines()]
+            outcomes = [r for r in found if r["kind"] == ("outcome" if index == 2 else "call")]
+            target = outcomes[1]
+            for key in keys[:-1]:
+                target = target.setdefault(key, {})
+            target[keys[-1]] = value
+            path.write_text("".join(json.dumps(r) + "\n" for r in found))
+            for args in (
+                [],
+                ["app.py:2"],
+                ["--json"],
+                ["--matrix", "-o", str(tmp_path / "m.html")],
+            ):
+                what = f"{keys} = {value!r}: {args}"
+                assert _main(cli, ["trace", "-C", str(mixed), *args]) in (0, 2), what
+
+
+def _main(cli: Any, args: list[str]) -> int:
+    import contextlib
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(args)
+    assert "\x1b" not in out.getvalue() + err.getvalue()
+    assert "Traceback" not in err.getvalue()
+    return int(code)
+
+
+def test_run_and_mcp_record_the_ticket(tmp_path: Path) -> None:
+    from epistemic_agent.demo import SCRIPT, prepare_workspace
+    from epistemic_agent.mcp_server import Gatekeeper
+
+    ws = prepare_workspace(tmp_path / "run")
+    done = epistemic(
+        "run", "--model", f"replay:{SCRIPT}", "-C", str(ws), "--ticket", "REQ-9", "fix it"
+    )
+    assert done.returncode == 0, done.stderr
+    records = journal(ws)
+    assert records[0]["ticket"] == "REQ-9"
+    assert {r.get("ticket") for r in records if r["kind"] == "call"} == {"REQ-9"}
+    bad = epistemic("run", "--model", f"replay:{SCRIPT}", "-C", str(ws), "--ticket", " ", "x")
+    assert bad.returncode == 2 and "--ticket must be" in bad.stderr
+    served = tmp_path / "mcp"
+    served.mkdir()
+    keeper = Gatekeeper(served, preset("approve-none"), None)
+    keeper.ticket = "MCP-1"
+    text, failed = keeper.call(
+        "write_file", {"path": "a.txt", "content": "a\n", "reason": CHANGE}, {}
+    )
+    keeper.close()
+    assert not failed, text
+    assert journal(served)[0]["ticket"] == "MCP-1"
+    assert [r["ticket"] for r in journal(served) if r["kind"] == "call"] == ["MCP-1"]
+
+
+def test_the_hook_command_on_a_bad_message_file_is_a_clear_error(mixed: Path) -> None:
+    done = epistemic("git-hook", "trailers", "-C", str(mixed), str(mixed / "no" / "such"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    done = epistemic("git-hook", "trailers", "-C", "/")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from epistemic_agent.trace import BEFORE, _advance  # noqa: E402
+
+LINES = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "d\n", "e\n"]), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(LINES, min_size=1, max_size=6))
+def test_blame_keeps_the_text_and_names_a_writer_that_wrote_it(versions: list[list[str]]) -> None:
+    """Replaying versions: the blamed text is the last version, a line blamed on call k is
+    in version k, and versions that never change blame nothing on any call."""
+    state = [(line, BEFORE) for line in versions[0]]
+    for seq, new in enumerate(versions[1:], start=1):
+        state = _advance(state, new, seq)
+    assert [line for line, _ in state] == versions[-1]
+    for line, seq in state:
+        if seq != BEFORE:
+            assert line in versions[seq]
+    if all(v == versions[0] for v in versions):
+        assert all(seq == BEFORE for _, seq in state)
