@@ -12,7 +12,6 @@ from pathlib import Path
 from types import TracebackType
 
 from . import __version__, consistency
-from .baseline import GONE, Baseline
 from .confine import Confinement, ConfinementError, unmet
 from .confine_platform import Platform, detect
 from .effects import Effect
@@ -30,10 +29,10 @@ from .records import call_record, now, outcome_record, rejected_record
 from .recovery import Orphan, Recovery
 from .report import Report
 from .results import CallResult, Settings
-from .session_git import HOOK, changes_file, commit_flag, commits_made, head_commit, is_installed
+from .session_git import HOOK, commit_flag, head_commit, is_installed
 from .session_policy import PolicyCalls, decision_json
+from .session_trace import TraceCalls
 from .structs import field, struct
-from .versions import record_versions
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ OutputSink = Callable[[Execution], None]
 
 
 @struct(frozen=False)
-class Session(PolicyCalls):
+class Session(PolicyCalls, TraceCalls):
     """Gated, journaled tool calls in one workspace. Continues the workspace's journal if any."""
 
     workspace: Path
@@ -677,40 +676,6 @@ class Session(PolicyCalls):
             evidence=evidence,
         )
 
-    def _baseline(self) -> Baseline | None:
-        """The before-content of the workspace's small text files (baseline.py), brought up
-        to date as this process opens the session; None without observation."""
-        if not (self.settings.baseline and self.settings.observe):
-            return None
-        ignored = (*self.settings.ignore, RECORD_DIR)
-        baseline = Baseline(self.workspace, self.layout.record / "baseline", ignored)
-        baseline.refresh()
-        return baseline
-
-    def _before(self, call: Call) -> dict[str, bytes | None] | None:
-        """What a file tool's path holds before it writes (None for a read, or no baseline)."""
-        if self.baseline is None or call.tool == "read_file" or call.path is None:
-            return None
-        data, why = self.baseline.read_now(call.path)
-        if data is None and why != GONE:
-            return {}  # not kept: the baseline's copy (or its reason) stands
-        return {call.path: data}
-
-    def _versions(
-        self,
-        paths: list[str],
-        before: dict[str, bytes | None] | None = None,
-        with_diff: bool = True,
-    ) -> tuple[dict[str, Any], dict[str, Any], int]:
-        """Before and after of the paths a call changed, as evidence (versions.py)."""
-        if self.baseline is None:
-            return {}, {}, 0
-        found = record_versions(
-            self.baseline, self.evidence, self.guard.redactor.data, paths, before
-        )
-        refs, fields = found.extra(self.evidence, with_diff)
-        return refs, fields, found.redacted
-
     def _store_inputs(self, call: Call) -> dict[str, Any] | None:
         """Large inputs (new content, edit texts) go to evidence before the declaration."""
         keys = [k for k in ("content", "old", "new") if k in call.args]
@@ -746,28 +711,6 @@ class Session(PolicyCalls):
         for spare in self.layout.spares:
             if not spare.exists():
                 spare.touch()
-
-    def _call_env(self, seq: int, hooked: bool) -> dict[str, str]:
-        """The environment of one shell act: the session's, plus which session and call it
-        is (a commit's trailers name them), and for the git hook what it cannot read."""
-        env = {**self._command_env(), "EPISTEMIC_SESSION": self.session_id}
-        env["EPISTEMIC_CALL"] = str(seq)
-        if hooked:
-            head = self.journal.position.head
-            env.update(changes_file(self.workspace, self.layout.journal, head, self.scratch_dir()))
-        return env
-
-    def _commits(self, before: str | None) -> list[dict[str, Any]]:
-        """The commits the act made (git runs confined, as for `_git_head`)."""
-        after = head_commit(self.workspace)
-        if after is None or after == before:
-            return []
-        work = partial(commits_made, self.workspace, before, after, self.session_id)
-        try:
-            found: list[dict[str, Any]] = self.confinement.run("collect-info", work)
-        except ConfinementError:
-            return [{"commit": after, "trailers": False}]
-        return found
 
     def _git_head(self) -> str | None:
         """`git rev-parse HEAD`, confined like an observation: the workspace's git config and
