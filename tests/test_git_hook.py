@@ -140,3 +140,34 @@ def test_the_hook_is_read_only_to_acts(repo: Path) -> None:
         result = s.bash("echo 'exit 0' > .git/hooks/prepare-commit-msg", "change-state", CHANGE)
     assert not result.ok
     assert "epistemic-agent" in (repo / ".git" / "hooks" / "prepare-commit-msg").read_text()
+
+
+def test_what_an_act_left_is_taken_only_as_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from epistemic_agent.git_hook import trailers_for
+
+    ws = tmp_path / "plain"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    (ws / "a.txt").write_text("a\n")
+    git(ws, "add", "a.txt")
+    left = tmp_path / "left.json"
+    monkeypatch.setenv("EPISTEMIC_CHANGES", str(left))
+    good = {"session": "ab" * 16, "head": "cd" * 32, "changes": {"a.txt": [3, "4", True]}}
+    left.write_text(json.dumps(good))
+    assert trailers_for(ws) == {
+        "Epistemic-Session": "ab" * 16,
+        "Epistemic-Calls": "3",
+        "Epistemic-Head": "cd" * 32,
+    }
+    for forged in (
+        {**good, "session": "ab\nEpistemic-Calls: 1"},
+        {**good, "head": 5},
+        {**good, "changes": ["a.txt"]},
+        "not an object",
+    ):
+        left.write_text(json.dumps(forged))
+        assert trailers_for(ws) is None
+    left.write_text("{")
+    assert trailers_for(ws) is None

@@ -609,3 +609,21 @@ def test_blame_keeps_the_text_and_names_a_writer_that_wrote_it(versions: list[li
             assert line in versions[seq]
     if all(v == versions[0] for v in versions):
         assert all(seq == BEFORE for _, seq in state)
+
+
+def test_a_damaged_baseline_copy_is_said_not_passed_off(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_text("a\nb\n")
+    with Session(ws, Settings(enforce=False)) as s:
+        pack = ws / ".epistemic" / "baseline" / "pack"
+        pack.write_bytes(pack.read_bytes().replace(b"a", b"X"))  # under the session's feet
+        assert s.bash("sed -i 's/b/B/' f.txt", "change-state", CHANGE).ok
+    [entry] = outcome(ws, 1)["versions"]
+    assert entry == {
+        "path": "f.txt",
+        "skipped": "no copy from before: the baseline's copy could not be read back",
+    }
+    with Session(ws, Settings(enforce=False)) as s:  # a new process copies it again
+        assert s.bash("sed -i 's/a/A/' f.txt", "change-state", CHANGE).ok
+    assert "before" in outcome(ws, 2)["versions"][0]

@@ -2,11 +2,12 @@
 
 A shell command's observation says which paths it changed, not what they held before. So the
 session keeps a private copy of every small text file of the workspace in
-`.epistemic/baseline/` (hidden from every act, like the rest of the record): blobs named by
-their SHA-256, and `index.json` mapping each path to its blob and its stamp (size, mtime,
-ctime, inode). Taken when a process opens the session (a file whose stamp is unchanged is not
-read again: ctime moves on every write, and user space cannot set it) and kept current after
-each call for the paths the call changed. `versions.py` turns it into per-call diffs.
+`.epistemic/baseline/` (hidden from every act, like the rest of the record): the copies in
+one pack (baseline_pack.py), and `index.json` mapping each path to its copy's SHA-256 and its
+stamp (size, mtime, ctime, inode). Taken when a process opens the session (a file whose
+stamp is unchanged is not read again: ctime moves on every write, and user space cannot set
+it) and kept current after each call for the paths the call changed. `versions.py` turns it
+into per-call diffs.
 
 Not copied, and named in the record when a call changes them: files above `file_cap` bytes,
 binaries (a NUL byte in the first 8 KiB), anything that is not a regular file, paths under
@@ -26,6 +27,7 @@ import stat
 import time
 from pathlib import Path
 
+from .baseline_pack import Pack
 from .fsutil import atomic_write
 from .layout import RECORD_DIR, REPORT_NAME
 from .safepath import open_beneath, where
@@ -38,6 +40,7 @@ FILE_CAP = 1 << 20  # bytes: a larger file is named, not copied
 BUDGET = 512 << 20  # bytes copied in all
 SNIFF = 8192  # a NUL byte in the first SNIFF bytes: binary
 INDEX = "index.json"
+VERSION = 2
 DIRECTORY = "it is a directory"
 GONE = "it does not exist"
 
@@ -71,6 +74,7 @@ class Baseline:
         self.entries: dict[str, tuple[str, Stamp]] = {}  # path -> (sha256, stamp)
         self.skipped: dict[str, str] = {}  # path -> why it has no copy
         self.used = 0
+        self.pack = Pack(folder)
         self._root: int | None = None  # the workspace's descriptor during a batch of reads
 
     @contextlib.contextmanager
@@ -98,7 +102,7 @@ class Baseline:
 
     def _refresh(self, started: float) -> dict[str, object]:
         known = self._load_index()
-        present = self._blobs()
+        present = set(self.pack.blobs)
         self.entries, self.skipped, self.used = {}, {}, 0
         copied = 0
         for rel, info in self._walk():
@@ -107,10 +111,7 @@ class Baseline:
                 self.entries[rel] = old
                 self.used += info.st_size
                 continue
-            digest = self._take(rel)
-            if digest is not None:
-                present.add(digest)
-                copied += 1
+            copied += self._take(rel) is not None
         if copied or len(self.entries) != len(known):
             self.save()
         reasons: dict[str, int] = {}
@@ -129,10 +130,7 @@ class Baseline:
         entry = self.entries.get(rel)
         if entry is None:
             return None
-        try:
-            return self._blob(entry[0]).read_bytes()
-        except OSError:
-            return None
+        return self.pack.get(entry[0])
 
     def why_not(self, rel: str) -> str:
         """Why a path has no copy."""
@@ -207,41 +205,10 @@ class Baseline:
             self.skipped[rel] = f"the baseline's budget of {self.budget} bytes was spent"
             return None
         digest = hashlib.sha256(data).hexdigest()
-        self._store(digest, data)
+        self.pack.put(digest, data)
         self.entries[rel] = (digest, stamp_of(before))
         self.used += len(data)
         return digest
-
-    def _store(self, digest: str, data: bytes) -> None:
-        """A copy named by its digest, written beside and renamed (never a torn blob)."""
-        folder = os.path.join(self.folder, digest[:2])
-        target = os.path.join(folder, digest)
-        if os.path.isfile(target):
-            return
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        temp = os.path.join(folder, f".{digest}.{os.getpid()}")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(temp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
-
-    def _blobs(self) -> set[str]:
-        """The digests of the copies there are (one listing, not a stat per file)."""
-        found: set[str] = set()
-        try:
-            subs = list(os.scandir(self.folder))
-        except OSError:
-            return found
-        for sub in subs:
-            if len(sub.name) == 2 and sub.is_dir(follow_symlinks=False):
-                with contextlib.suppress(OSError):
-                    found.update(e.name for e in os.scandir(sub.path) if e.name[:1] != ".")
-        return found
 
     def _walk(self) -> Iterable[tuple[str, os.stat_result]]:
         """Every regular file below the workspace (no symlink followed, ignored names not
@@ -272,30 +239,25 @@ class Baseline:
                 except OSError:
                     continue
 
-    def _blob(self, digest: str) -> Path:
-        return self.folder / digest[:2] / digest
-
     def _load_index(self) -> dict[str, tuple[str, Stamp]]:
         try:
             data = json.loads((self.folder / INDEX).read_text(encoding="utf-8"))
             files = data["files"]
+            if data.get("version") != VERSION:
+                return {}
+            self.pack.load(data.get("blobs"))
             return {str(k): (str(v[0]), [int(n) for n in v[1]]) for k, v in files.items()}
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return {}  # derived data: a missing or broken index is rebuilt
 
     def save(self) -> None:
-        """Write the index, and drop copies nothing in it names (this process's view)."""
+        """Write the index: each path's copy and stamp, and where each copy lies."""
         self.folder.mkdir(parents=True, exist_ok=True)
         files = {rel: [digest, stamp] for rel, (digest, stamp) in self.entries.items()}
-        data = json.dumps({"version": 1, "files": files}, separators=(",", ":"))
-        atomic_write(self.folder / INDEX, data.encode(), 0o600)
+        index = {"version": VERSION, "files": files, "blobs": self.pack.to_json()}
+        atomic_write(self.folder / INDEX, json.dumps(index, separators=(",", ":")).encode(), 0o600)
 
     def prune(self) -> None:
-        """Remove copies the index does not name (at close: a copy is kept for the next)."""
-        wanted = {digest for digest, _ in self.entries.values()}
-        for sub in self.folder.iterdir() if self.folder.is_dir() else ():
-            if not sub.is_dir() or sub.is_symlink():
-                continue
-            for blob in sub.iterdir():
-                if blob.name not in wanted and not blob.name.startswith("."):
-                    blob.unlink(missing_ok=True)
+        """At close: drop copies nothing names any more, when they are most of the pack."""
+        self.pack.compact({digest for digest, _ in self.entries.values()})
+        self.save()

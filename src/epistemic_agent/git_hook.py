@@ -135,11 +135,10 @@ def trailers_for(directory: Path) -> dict[str, str] | None:
         changed = {path: [c.seq for c in trace.of_file(path)] for path in trace.files()}
         session, head = trace.session_id, journal_head(loaded.journal)
     elif left:
-        try:
-            data = json.loads(Path(left).read_text(encoding="utf-8"))
-            session, head, changed = str(data["session"]), str(data["head"]), data["changes"]
-        except (OSError, ValueError, KeyError, TypeError):
+        found = _left_for_the_act(Path(left))
+        if found is None:
             return None
+        session, head, changed = found
     else:
         return None
     calls = sorted(
@@ -150,6 +149,27 @@ def trailers_for(directory: Path) -> dict[str, str] | None:
         "Epistemic-Calls": ", ".join(map(str, calls)) or "none",
         "Epistemic-Head": head,
     }
+
+
+def _left_for_the_act(path: Path) -> tuple[str, str, dict[str, list[int]]] | None:
+    """What the session left for a commit inside an act (the act could have changed it: only
+    hex ids and integer calls are taken, so no text of its own reaches the message)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        session, head, changes = data["session"], data["head"], data["changes"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    hexes = re.compile(r"[0-9a-f]{32}|[0-9a-f]{64}")
+    if not (isinstance(session, str) and hexes.fullmatch(session)):
+        return None
+    if not (isinstance(head, str) and hexes.fullmatch(head)) or not isinstance(changes, dict):
+        return None
+    calls = {
+        str(p): [n for n in seqs if isinstance(n, int) and not isinstance(n, bool)]
+        for p, seqs in changes.items()
+        if isinstance(seqs, list)
+    }
+    return session, head, calls
 
 
 def named_calls(directory: Path) -> dict[str, set[int]]:

@@ -257,7 +257,6 @@ class Session(PolicyCalls, TraceCalls):
             self.effects.save()
             baseline = getattr(self, "baseline", None)  # None: closed before it was made
             if baseline is not None:
-                baseline.save()
                 baseline.prune()
             self.journal.close()
             for path in self._capture:  # empty capture files kept for reuse

@@ -97,6 +97,8 @@ def _before(baseline: Baseline, path: str) -> tuple[bytes | None, str | None]:
     content = baseline.content(path)
     if content is not None:
         return content, None
+    if path in baseline.entries:
+        return None, "no copy from before: the baseline's copy could not be read back"
     if path in baseline.skipped:
         return None, f"no copy from before: {baseline.why_not(path)}"
     return None, None  # not seen: created by the call (or by someone before it)
