@@ -313,8 +313,12 @@ def test_a_session_without_baseline_says_what_it_cannot_show(tmp_path: Path) -> 
     (ws / "f.txt").write_text("a\n")
     with Session(ws, Settings(enforce=False, baseline=False)) as s:
         assert s.bash("echo b >> f.txt", "change-state", CHANGE).ok
+        assert s.write_file("g.txt", "g\n", CHANGE).ok
     change = trace_json(ws)["sessions"][0]["files"][0]["changes"][0]
     assert change["missing"].startswith("no versions were kept")
+    text = epistemic("trace", "-C", str(ws)).stdout
+    assert "cannot show the diff: no versions were kept" in text  # the shell edit: no diff
+    assert "cannot blame lines through it: no versions" in text and "| +g" in text  # its own
     assert trace_json(ws, "f.txt")["sessions"][0]["files"][0]["path"] == "f.txt"
     done = epistemic("trace", "-C", str(ws), "f.txt:1")
     assert done.returncode == 2

@@ -146,7 +146,9 @@ def render_file(item: dict[str, Any]) -> list[str]:
         lines.append(f"    {_decision(change)}")
         if change.get("undid"):
             lines.append(f"    undid: {_undid(change['undid'])}")
-        if change["missing"]:
+        if change["missing"] and change["hunk"]:  # a file tool's diff, without versions
+            lines.append(f"    cannot blame lines through it: {visible(change['missing'])}")
+        elif change["missing"]:
             lines.append(f"    cannot show the diff: {visible(change['missing'])}")
         for hunk_line in (change["hunk"] or "").splitlines()[2:]:
             lines.append(f"    | {visible(hunk_line)}")
