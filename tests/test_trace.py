@@ -631,3 +631,21 @@ def test_a_damaged_baseline_copy_is_said_not_passed_off(tmp_path: Path) -> None:
     with Session(ws, Settings(enforce=False)) as s:  # a new process copies it again
         assert s.bash("sed -i 's/a/A/' f.txt", "change-state", CHANGE).ok
     assert "before" in outcome(ws, 2)["versions"][0]
+
+
+def test_a_hidden_file_moved_by_an_act_is_never_read_into_the_record(tmp_path: Path) -> None:
+    """An act cannot see a hidden file, but it can rename the folder holding it; the session,
+    which can see it, then finds the real file at a new path. It must not copy or diff it."""
+    ws = tmp_path / "ws"
+    (ws / "conf").mkdir(parents=True)
+    (ws / "conf" / "secret.env").write_text("PASSWORD_X=hunter2-not-a-known-format\n")
+    (ws / "conf" / "other.txt").write_text("ok\n")
+    hidden = (str(ws / "conf" / "secret.env"),)
+    with Session(ws, Settings(hidden=hidden)) as s:
+        if s.confinement.mechanism == "none":
+            pytest.skip("no confinement on this machine: nothing is hidden")
+        assert s.bash("mv conf conf2", "change-state", CHANGE).ok
+    skipped = {e["path"]: e.get("skipped") for e in outcome(ws, 1)["versions"]}
+    assert skipped["conf2/secret.env"] == "it is hidden from acts"
+    record = b"".join(p.read_bytes() for p in (ws / ".epistemic").rglob("*") if p.is_file())
+    assert b"hunter2" not in record

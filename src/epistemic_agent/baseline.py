@@ -75,6 +75,7 @@ class Baseline:
         self.skipped: dict[str, str] = {}  # path -> why it has no copy
         self.used = 0
         self.pack = Pack(folder)
+        self.forbidden: frozenset[tuple[int, int]] = frozenset()  # files hidden from acts
         self._root: int | None = None  # the workspace's descriptor during a batch of reads
 
     @contextlib.contextmanager
@@ -176,6 +177,8 @@ class Baseline:
                 return None, DIRECTORY
             if not stat.S_ISREG(info.st_mode):
                 return None, "it is not a regular file"
+            if (info.st_dev, info.st_ino) in self.forbidden:
+                return None, "it is hidden from acts"
             if info.st_size > self.file_cap:
                 return None, f"it is larger than {self.file_cap} bytes"
             with os.fdopen(os.dup(fd), "rb") as handle:

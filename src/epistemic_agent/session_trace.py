@@ -52,8 +52,28 @@ class TraceCalls:
             return None
         ignored = (*self.settings.ignore, RECORD_DIR)
         baseline = Baseline(self.workspace, self.layout.record / "baseline", ignored)
+        baseline.forbidden = self._hidden_files()
         baseline.refresh()
         return baseline
+
+    def _hidden_files(self) -> frozenset[tuple[int, int]]:
+        """Device and inode of each file hidden from acts inside the workspace: the session
+        never copies or diffs one, even after an act moved a folder holding it."""
+        import os
+
+        root = str(self.workspace) + os.sep
+        found: set[tuple[int, int]] = set()
+        for path in self.confinement.hidden:
+            if not path.startswith(root) or path == str(self.layout.record):
+                continue
+            for folder, _, files in os.walk(path) if os.path.isdir(path) else [("", [], [path])]:
+                for name in files[:10_000]:
+                    try:
+                        info = os.lstat(os.path.join(folder, name))
+                    except OSError:
+                        continue
+                    found.add((info.st_dev, info.st_ino))
+        return frozenset(found)
 
     def _before(self, call: Call) -> dict[str, bytes | None] | None:
         """What a file tool's path holds before it writes (None for a read, or no baseline)."""
