@@ -153,8 +153,8 @@ def test_secrets_in_changed_files_are_redacted_in_every_blob(tmp_path: Path) -> 
     with Session(ws, Settings(enforce=False)) as s:
         assert s.bash("sed -i 's/port = 1/port = 2/' conf.txt", "change-state", CHANGE).ok
         assert s.bash(f"echo 'token {SECRET}' > new.txt", "change-state", CHANGE).ok
-    evidence = ws / ".epistemic" / "evidence"
-    stored = b"".join(p.read_bytes() for p in evidence.rglob("*") if p.is_file())
+    record = ws / ".epistemic"  # the evidence, and the baseline's copies and index too
+    stored = b"".join(p.read_bytes() for p in record.rglob("*") if p.is_file())
     assert SECRET.encode() not in stored
     assert b"port = 2" in stored and b"[REDACTED" in stored
     assert outcome(ws, 1)["redacted"] >= 1

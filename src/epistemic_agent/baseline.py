@@ -12,8 +12,8 @@ into per-call diffs.
 Not copied, and named in the record when a call changes them: files above `file_cap` bytes,
 binaries (a NUL byte in the first 8 KiB), anything that is not a regular file, paths under
 ignored components (`.git`...), and what would exceed `budget` bytes in all. The copy is
-derived working data, never evidence: only what a call changed is promoted (redacted) into
-the evidence store.
+derived working data, never evidence, and redacted like it (the index names paths by their
+SHA-256): what a call changed is taken from it into the evidence store.
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ from .safepath import open_beneath, where
 
 TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
+
+    Redact = Callable[[bytes], tuple[bytes, int]]
 
 FILE_CAP = 1 << 20  # bytes: a larger file is named, not copied
 BUDGET = 512 << 20  # bytes copied in all
@@ -51,6 +53,11 @@ def stamp_of(info: os.stat_result) -> Stamp:
     return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
 
 
+def path_key(rel: str) -> str:
+    """How the index names a path: its SHA-256 (a path can hold a secret; the index must not)."""
+    return hashlib.sha256(rel.encode("utf-8", "surrogateescape")).hexdigest()
+
+
 def is_binary(data: bytes) -> bool:
     return b"\0" in data[:SNIFF]
 
@@ -65,12 +72,14 @@ class Baseline:
         ignore: Iterable[str],
         file_cap: int = FILE_CAP,
         budget: int = BUDGET,
+        redact: Redact | None = None,
     ) -> None:
         self.workspace = workspace
         self.folder = folder
         self.ignore = frozenset((*ignore, RECORD_DIR))
         self.file_cap = file_cap
         self.budget = budget
+        self.redact = redact  # copies are kept redacted: nothing under .epistemic holds a secret
         self.entries: dict[str, tuple[str, Stamp]] = {}  # path -> (sha256, stamp)
         self.skipped: dict[str, str] = {}  # path -> why it has no copy
         self.used = 0
@@ -107,7 +116,7 @@ class Baseline:
         self.entries, self.skipped, self.used = {}, {}, 0
         copied = 0
         for rel, info in self._walk():
-            old = known.get(rel)
+            old = known.get(path_key(rel))
             if old is not None and old[0] in present and old[1] == stamp_of(info):
                 self.entries[rel] = old
                 self.used += info.st_size
@@ -207,6 +216,8 @@ class Baseline:
         if self.used + len(data) > self.budget:
             self.skipped[rel] = f"the baseline's budget of {self.budget} bytes was spent"
             return None
+        if self.redact is not None:
+            data = self.redact(data)[0]
         digest = hashlib.sha256(data).hexdigest()
         self.pack.put(digest, data)
         self.entries[rel] = (digest, stamp_of(before))
@@ -256,7 +267,7 @@ class Baseline:
     def save(self) -> None:
         """Write the index: each path's copy and stamp, and where each copy lies."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        files = {rel: [digest, stamp] for rel, (digest, stamp) in self.entries.items()}
+        files = {path_key(rel): [d, stamp] for rel, (d, stamp) in self.entries.items()}
         index = {"version": VERSION, "files": files, "blobs": self.pack.to_json()}
         atomic_write(self.folder / INDEX, json.dumps(index, separators=(",", ":")).encode(), 0o600)
 

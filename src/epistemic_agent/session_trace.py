@@ -51,7 +51,8 @@ class TraceCalls:
         if not (self.settings.baseline and self.settings.observe):
             return None
         ignored = (*self.settings.ignore, RECORD_DIR)
-        baseline = Baseline(self.workspace, self.layout.record / "baseline", ignored)
+        folder = self.layout.record / "baseline"
+        baseline = Baseline(self.workspace, folder, ignored, redact=self.guard.redactor.data)
         baseline.forbidden = self._hidden_files()
         baseline.refresh()
         return baseline

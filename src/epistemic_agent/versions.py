@@ -74,7 +74,10 @@ def _record(
     chosen = chosen[:MOST_PATHS]
     for path in chosen:
         if before is not None and path in before:
-            old, old_why = before[path], None
+            old, old_why = before[path], None  # as the file tool found it: redacted below
+            if old is not None:
+                old, count = redact(old)
+                result.redacted += count
         else:
             old, old_why = _before(baseline, path)
         new, new_why = baseline.read_now(path)
@@ -112,19 +115,20 @@ def _entry(
     old: bytes | None,
     new: bytes | None,
 ) -> dict[str, Any]:
-    sides: list[bytes | None] = []
-    for side in (old, new):
-        if side is None:
-            sides.append(None)
-            continue
-        clean, count = redact(side)
+    sides: list[bytes | None] = [old]  # redacted already: the baseline keeps it so
+    if new is None:
+        sides.append(None)
+    else:
+        clean, count = redact(new)
         result.redacted += count
         sides.append(clean)
     entry: dict[str, Any] = {"path": path}
     for name, side in zip(("before", "after"), sides, strict=True):
         entry[name] = _ref(store, side)
     if sides[0] != sides[1]:
-        result.diff.append(unified(path, sides[0] or b"", sides[1] or b""))
+        diff, count = redact(unified(path, sides[0] or b"", sides[1] or b""))  # the path too
+        result.redacted += count
+        result.diff.append(diff)
     return entry
 
 
