@@ -161,6 +161,7 @@ def test_the_rule_and_flag_ids_are_stable() -> None:
         "record-tampered",
         "session-killed",
         "concurrent",
+        "commit-without-trailers",
     }
 
 

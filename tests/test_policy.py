@@ -295,7 +295,7 @@ def test_the_docs_fault_listing(tmp_path: Path) -> None:
         "expected ')' or ',' or ']'",
         "10: rule 'tests': unknown variable 'argv'; the facts are tool, act, mutating, command, "
         "argv0, paths, paths_known, effect, effect_reasons, reason, seq, counts, reverts, "
-        "rejections",
+        "rejections, ticket",
         "15: rule 'many-setups': type error in `counts.setup > '3'`: found no matching overload "
         "for > applied to '(int, string)'",
         '22: rule \'installs\': examples_match #1 {"act": "setup", "command": "python -m pip '

@@ -187,13 +187,16 @@ def test_more_unreferenced_blobs_than_a_call_in_flight_explains(ws: Path) -> Non
     lines = lines_of(ws)
     journal_of(ws).write_bytes(b"".join(lines[:-1]))
     (ws / ".epistemic" / "head.json").unlink()
-    for data in (b"one more\n", b"and another\n"):
+    from epistemic_agent.evidence_check import IN_FLIGHT_BLOBS
+
+    for index in range(IN_FLIGHT_BLOBS):  # with the last call's own: one more than it explains
+        data = f"one more: {index}\n".encode()
         blob = ws / ".epistemic" / "evidence" / sha(data)[:2] / sha(data)
         blob.parent.mkdir(exist_ok=True)
         blob.write_bytes(data)
     code, data, _ = verdict(ws)
     assert code == 1
-    assert [p["check"] for p in data["problems"]] == ["evidence-extra"] * 3
+    assert [p["check"] for p in data["problems"]] == ["evidence-extra"] * (IN_FLIGHT_BLOBS + 1)
 
 
 def test_export_warns_records_and_the_bundle_fails(ws: Path, tmp_path: Path) -> None:

@@ -126,6 +126,7 @@ def _contents(session: Loaded, snapshot: Path) -> tuple[list[Entry], dict[str, A
     notes = list(session.notes)
     entries += _seals(session.journal.parent / "seals")
     entries += _reports(session, notes)
+    entries += _traceability(session)
     from .bundle_policies import policies_of
 
     policies = policies_of(session, entries, notes)
@@ -178,6 +179,20 @@ def _reports(session: Loaded, notes: list[str]) -> list[Entry]:
     if problem:
         notes.append(problem)
     return entries
+
+
+def _traceability(session: Loaded) -> list[Entry]:
+    """The traceability matrix (trace_matrix.py) as Markdown, CSV and HTML; the HTML's rows
+    link to their calls in the bundle's HTML report."""
+    from .trace import build
+    from .trace_matrix import render, rows
+
+    found = rows([build(session)])
+    links = {str(session.header.get("session", "")): HTML}
+    return [
+        Entry(f"traceability{suffix}", "traceability", data=render(found, suffix, links).encode())
+        for suffix in (".md", ".csv", ".html")
+    ]
 
 
 def _html(session: Loaded) -> tuple[bytes | None, str | None]:

@@ -18,6 +18,8 @@ from .cliargs import (
     session_choice,
     session_option,
     supervisor_option,
+    ticket_of,
+    ticket_option,
     workspace_option,
 )
 from .errors import UsageError
@@ -216,6 +218,7 @@ def _register_exec(sub: Any) -> None:
     policy_options(p)
     session_option(p, writer=True)
     supervisor_option(p)
+    ticket_option(p)
     command_option(p)
     p.set_defaults(handler=_cmd_exec)
 
@@ -282,9 +285,11 @@ def _open_session(args: argparse.Namespace) -> Any:
     from .providers import ProviderError
 
     moved = moved_note(directory)  # the workspace has a RATIONALE.md of its own
+    ticket = ticket_of(args)
+    header = {"ticket": ticket} if ticket is not None else {}
 
     try:
-        session = Session(directory, settings, policy=chosen_policy(args))
+        session = Session(directory, settings, header, policy=chosen_policy(args))
     except ProviderError as error:  # the supervisor could not start: before anything ran
         from .cliargs import supervisor_error
 
@@ -564,6 +569,12 @@ def _register_sessions(sub: Any) -> None:
     register(sub)
 
 
+def _register_trace(sub: Any) -> None:
+    from .cli_trace import register
+
+    register(sub)
+
+
 def _register_agent(sub: Any) -> None:
     from .cli_agent import register
 
@@ -593,6 +604,8 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "diff": _register_stats,
     "plot": _register_views,
     "html": _register_views,
+    "trace": _register_trace,
+    "git-hook": _register_trace,
     "lint": _register_bundle,
     "export": _register_bundle,
     "mcp": _register_mcp,

@@ -15,6 +15,8 @@ from .cliargs import (
     session_option,
     supervisor_error,
     supervisor_option,
+    ticket_of,
+    ticket_option,
     workspace_option,
 )
 from .errors import UsageError
@@ -143,6 +145,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     color_option(p)
     session_option(p, writer=True)
     supervisor_option(p)
+    ticket_option(p)
 
 
 def color_option(p: argparse.ArgumentParser) -> None:
@@ -278,6 +281,11 @@ def _prepare_or_report(args: argparse.Namespace, header: dict[str, Any]) -> tupl
         return None
 
 
+def _ticket(args: argparse.Namespace) -> dict[str, str]:
+    ticket = ticket_of(args)
+    return {"ticket": ticket} if ticket is not None else {}
+
+
 def _events(args: argparse.Namespace) -> Any:
     from .frontend import JsonEvents
     from .live import LiveEvents
@@ -290,7 +298,7 @@ def _events(args: argparse.Namespace) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     if not args.task.strip():
         raise UsageError("the task is empty")
-    prepared = _prepare_or_report(args, {"task": args.task})
+    prepared = _prepare_or_report(args, {"task": args.task, **_ticket(args)})
     if prepared is None:
         return EXIT_PROVIDER
     session, agent = prepared
@@ -302,7 +310,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_repl(args: argparse.Namespace) -> int:
-    prepared = _prepare_or_report(args, {"task": None, "mode": "repl"})
+    prepared = _prepare_or_report(args, {"task": None, "mode": "repl", **_ticket(args)})
     if prepared is None:
         return EXIT_PROVIDER
     session, agent = prepared

@@ -48,6 +48,12 @@ def register(sub: Any) -> None:
         help="a head hash kept elsewhere, as for `epistemic verify`",
     )
     session_option(p)
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="also the traceability checks (trace/...): changes never verified, verifies "
+        "before any change, reverts of nothing, approvals exceeded (docs/traceability.md)",
+    )
     p.set_defaults(handler=_cmd_lint)
     p = sub.add_parser(
         "export",
@@ -87,7 +93,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     anchor = journal.parent / "head.json" if journal.name == "journal.jsonl" else None
     session.integrity = check_record(journal, anchor, options)  # chain, evidence and seals
     announce(session.integrity, session.numbered())  # first: the verdict on what follows
-    result = lint(session)
+    result = lint(session, traced=args.trace)
     skipped = sum(result.unchecked.values())
     if args.json:
         integrity = session.integrity.status if session.integrity else None

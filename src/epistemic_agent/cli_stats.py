@@ -157,6 +157,7 @@ def _block(row: dict[str, Any]) -> list[str]:
     lines.extend(_spend(row["spend"]))
     lines.append(_line("ended", _ending(row)))
     lines.append(_line("changed", _changed(row["changed"])))
+    lines.append(_line("unverified", f"{row['unverified']} change(s) no passing verify followed"))
     return lines
 
 

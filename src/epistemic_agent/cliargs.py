@@ -64,6 +64,32 @@ def policy_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+TICKET_MAX = 200
+
+
+def ticket_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ticket",
+        metavar="ID",
+        help="the task or ticket this work is for (JIRA-123, a change request's URL): "
+        "recorded in the session header and on each call, and the policy fact `ticket`",
+    )
+
+
+def ticket_of(args: argparse.Namespace) -> str | None:
+    """The --ticket given, checked: one line of printable text, at most TICKET_MAX long."""
+    from .errors import UsageError
+
+    ticket = getattr(args, "ticket", None)
+    if ticket is None:
+        return None
+    if not ticket.strip() or not ticket.isprintable() or len(ticket) > TICKET_MAX:
+        raise UsageError(
+            f"--ticket must be one line of printable text, 1 to {TICKET_MAX} characters"
+        )
+    return str(ticket).strip()
+
+
 def chosen_policy(args: argparse.Namespace) -> Policy | None:
     """The policy the options name (None: the workspace's own); PolicyError when it is bad."""
     from pathlib import Path

@@ -32,6 +32,8 @@ FLAGS: dict[str, str] = {
     "record-tampered": "the call deleted or replaced the journal; it was restored as it was",
     "session-killed": "the session recording the call was killed; its changes were recovered",
     "concurrent": "changes seen while the call ran that other processes made (or may have)",
+    "commit-without-trailers": "the call made a commit without the session's Epistemic-* "
+    "trailers, in a workspace with the trailers hook (git_hook.py)",
 }
 _DENIED = re.compile(r"(Permission denied|Read-only file system|Operation not permitted)")
 _LISTED = 5

@@ -3,8 +3,8 @@
 Every blob a record references must be there, a regular file, as many bytes as the record says
 it kept, and hash to its name. Every file in the folder must be a blob a record references,
 with two exceptions that are not tampering: the temporary files of a write cut short
-(`.tmp-*`), and at most two unreferenced blobs per call without an outcome (a call still
-running, or killed after storing its output and before journaling its outcome).
+(`.tmp-*`), and at most IN_FLIGHT_BLOBS unreferenced blobs per call without an outcome (a call
+still running, or killed after storing its output and before journaling its outcome).
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ HEX64 = re.compile(r"[0-9a-f]{64}")
 HEX2 = re.compile(r"[0-9a-f]{2}")
 BLOCK = 1 << 20
 MISSING, ALTERED, EXTRA = "evidence-missing", "evidence-altered", "evidence-extra"
-IN_FLIGHT_BLOBS = 2  # stdout and stderr: what a call stores before its outcome is journaled
+#: What a call stores before its outcome is journaled: stdout and stderr, its diff, and the
+#: before and after of each path it changed (versions.MOST_PATHS of them at most).
+IN_FLIGHT_BLOBS = 3 + 2 * 200
 
 
 @struct

@@ -79,6 +79,7 @@ class Guard:
         self.alerts = Alerts(policy.hooks, str(workspace))
         self.redactor = Redactor(os.environ, policy.secret_patterns, policy.secret_names)
         self._signers: dict[str, str] = {}
+        self.ticket = ""  # the session's --ticket: the policy fact `ticket`
         for named in policy.signer_files():  # who may approve, as it stood when the session opened
             self.signers_for_file(named)
 
@@ -121,6 +122,7 @@ class Guard:
             rejections=rejections,
             effect_reasons=effect.reasons if effect is not None else (),
             paths_known=effect is None or paths_known(effect),
+            ticket=self.ticket,
         )
         return self.policy.decide(facts)
 

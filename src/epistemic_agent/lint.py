@@ -18,6 +18,8 @@ from .effects import Effect, classify
 from .gate import MIN_REASON, Call, GateConfig, Rejected, check
 from .history import History, covers, inside
 from .journal import FORMAT_VERSION, listed, newer_note, newer_version, versions_text
+from .lint_trace import CHECKS as TRACE_CHECKS
+from .lint_trace import trace_findings
 from .observe import Changes
 from .record_check import PROBLEMS
 from .records import seq_of
@@ -51,8 +53,11 @@ CHECKS: dict[str, str] = {
     "flag-not-reproduced": "the outcome records a flag that recomputation does not raise",
     "approval-unsigned": "a human's approval that no signature vouches for (signatures optional)",
     **{f"integrity/{name}": meaning for name, meaning in PROBLEMS.items()},
+    **TRACE_CHECKS,
 }
-UNRECOMPUTABLE = frozenset({"record-tampered"})  # only the live session can see it
+UNRECOMPUTABLE = frozenset(
+    {"record-tampered", "commit-without-trailers"}
+)  # only the live session can see it
 _HEX = "0123456789abcdef"
 OUTPUT_LIMIT = 16_000  # Settings.output_limit's default: the stderr the live check saw
 
@@ -86,10 +91,11 @@ class LintResult:
         return "findings" if self.findings else "incomplete" if self.unchecked else "clean"
 
 
-def lint(session: Loaded, temp: str | None = None) -> LintResult:
+def lint(session: Loaded, temp: str | None = None, traced: bool = False) -> LintResult:
     """Re-run the checks on one loaded session (`temp`: the system temp dir the gate allows).
     Lines without a format version, or of an older one, are checked as the current version
-    (the reader notes them); lines of a newer version are not re-checked (one note says so)."""
+    (the reader notes them); lines of a newer version are not re-checked (one note says so).
+    `traced` adds the traceability checks (lint_trace.py)."""
     workspace = str(session.header.get("workspace") or session.workspace)
     linter = _Linter(workspace, temp or _temp(), session.journal.parent / "evidence")
     numbered = session.numbered()
@@ -99,6 +105,8 @@ def lint(session: Loaded, temp: str | None = None) -> LintResult:
         result.findings.append(Finding("header-missing", "line 1 is not a session header", None, 1))
     linter.run(session.records)
     result.findings.extend(linter.findings)
+    if traced:
+        result.findings.extend(trace_findings(session))
     result.findings.sort(key=lambda f: (f.line is None, f.line or 0))  # journal order
     newer = [(line, version) for line, r in numbered if (version := newer_version(r))]
     result.unchecked = dict(Counter(version for _, version in newer))

@@ -80,6 +80,7 @@ class Gatekeeper:
         self.disconnected = threading.Event()  # the client closed its end of stdio
         self.progress_every = PROGRESS_EVERY
         self.session_choice: str | None = None  # --session: None starts a new session
+        self.ticket: str | None = None  # --ticket
 
     def call(
         self, name: str, arguments: object, client: dict[str, Any], cancel: Cancel | None = None
@@ -109,6 +110,8 @@ class Gatekeeper:
                 owns_session=True,
             )
             header = {"mode": "mcp", "mcp_client": client}
+            if self.ticket is not None:
+                header["ticket"] = self.ticket
             self.session = Session(
                 self.workspace,
                 settings,
@@ -118,7 +121,8 @@ class Gatekeeper:
                 supervisor=self.supervisor,
             )
             if not self.session.created:
-                self.session.event("run", mode="mcp", mcp_client=client)
+                ticket = {"ticket": self.ticket} if self.ticket is not None else {}
+                self.session.event("run", mode="mcp", mcp_client=client, **ticket)
         return self.session
 
     def close(self, why: str = "the client disconnected") -> None:
@@ -289,7 +293,13 @@ def _load_sdk(keeper: Gatekeeper, loaded: dict[str, Any], ready: threading.Event
 
 
 def register(sub: Any) -> None:
-    from .cliargs import policy_options, session_option, supervisor_option, workspace_option
+    from .cliargs import (
+        policy_options,
+        session_option,
+        supervisor_option,
+        ticket_option,
+        workspace_option,
+    )
 
     p = sub.add_parser(
         "mcp",
@@ -303,6 +313,7 @@ def register(sub: Any) -> None:
     policy_options(p)
     session_option(p, writer=True)
     supervisor_option(p)
+    ticket_option(p)
     p.add_argument(
         "--progress-interval",
         type=float,
@@ -337,7 +348,7 @@ def _cmd_mcp(args: Any) -> int:
         raise PolicyError(f"{policy.source}: {problem}")
     if not args.progress_interval > 0:
         raise UsageError("--progress-interval must be a positive number of seconds")
-    from .cliargs import supervisor_error
+    from .cliargs import supervisor_error, ticket_of
     from .providers import ProviderError
     from .session import supervisor_for
 
@@ -348,6 +359,7 @@ def _cmd_mcp(args: Any) -> int:
     keeper = Gatekeeper(
         directory, policy, args.approval_timeout, implicit=named is None, supervisor=supervisor
     )
+    keeper.ticket = ticket_of(args)
     keeper.progress_every = args.progress_interval
     keeper.session_choice = session_choice(args)
     if keeper.session_choice not in (None, "new"):  # an unknown id stops here, not at a call

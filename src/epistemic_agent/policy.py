@@ -48,6 +48,7 @@ FACT_TYPES: dict[str, str] = {
     "counts": "map",
     "reverts": "int",
     "rejections": "int",
+    "ticket": "string",
 }
 _PYTHON_TYPES: dict[str, type[Any]] = {
     "string": str,
@@ -201,6 +202,7 @@ def default_facts() -> dict[str, Any]:
         "counts": dict.fromkeys(ACT_NAMES, 0),
         "reverts": 0,
         "rejections": 0,
+        "ticket": "",
     }
 
 
@@ -218,6 +220,7 @@ def call_facts(
     rejections: int,
     effect_reasons: Sequence[str] = (),
     paths_known: bool = True,
+    ticket: str = "",
 ) -> dict[str, Any]:
     """The fact map a condition sees for one call (argv0 is derived from the command)."""
     return {
@@ -235,6 +238,7 @@ def call_facts(
         "counts": {**dict.fromkeys(ACT_NAMES, 0), **counts},
         "reverts": int(reverts),
         "rejections": int(rejections),
+        "ticket": ticket,
     }
 
 

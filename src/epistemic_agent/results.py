@@ -38,6 +38,7 @@ class Settings:
     owns_session: bool = False
     supervisor: str | None = None  # the supervisor's model (None: the policy's [supervisor])
     readable: tuple[str, ...] | None = None  # all acts may read besides their own (None: all)
+    baseline: bool = True  # keep before-content of small text files: per-call diffs of shell acts
 
 
 @struct(frozen=False)

@@ -34,8 +34,10 @@ from .records import call_record, outcome_record, rejected_record
 from .recovery import Orphan, Recovery
 from .report import Report
 from .results import CallResult, Settings
+from .session_git import HOOK, commit_flag, head_commit, is_installed
 from .session_policy import PolicyCalls, decision_json
 from .session_review import ReviewCalls, block_message, flagged_decision
+from .session_trace import TraceCalls
 from .structs import field, struct
 from .version import __version__
 
@@ -57,7 +59,7 @@ DeclaredSink = Callable[["Record"], None]  # the call as journaled, before it ru
 
 
 @struct(frozen=False)
-class Session(PolicyCalls, ReviewCalls):
+class Session(PolicyCalls, ReviewCalls, TraceCalls):
     """Gated, journaled tool calls in one workspace. Continues the workspace's journal if any."""
 
     workspace: Path
@@ -93,6 +95,7 @@ class Session(PolicyCalls, ReviewCalls):
             self._closed = True  # nothing more is appended to a session that may not go on
             self.journal.close()
             raise PolicyError(refused)
+        self.baseline = self._baseline()
 
     def _open(self, implicit: bool) -> str | None:
         """Open the session's journal (writing its header when it is new); why a session it
@@ -124,6 +127,9 @@ class Session(PolicyCalls, ReviewCalls):
             self.effects.classify,
         )
         self.guard.alerts.runner = self._run_hook
+        ticket = self.header.get("ticket")
+        self.ticket = ticket if isinstance(ticket, str) and ticket else None  # --ticket
+        self.guard.ticket = self.ticket or ""
         if not self.journal.open(self.report.load_checkpoint()):
             self.report.reset()
         ignore_record(self.layout.record)  # new workspaces and older ones alike
@@ -176,6 +182,8 @@ class Session(PolicyCalls, ReviewCalls):
         guarded += [path for path in self.layout.client_settings() if path.exists()]
         if self.supervisor is not None:
             guarded += self.supervisor.files
+        if is_installed(self.workspace):  # the trailers hook: not a boundary, but not theirs
+            guarded.append(self.workspace / ".git" / "hooks" / HOOK)
         return Confinement(
             self.platform,
             self.workspace,
@@ -281,6 +289,9 @@ class Session(PolicyCalls, ReviewCalls):
                 self.end()
             self.report.save_checkpoint(self.journal.position)
             self.effects.save()
+            baseline = getattr(self, "baseline", None)  # None: closed before it was made
+            if baseline is not None:
+                baseline.prune()
             self.journal.close()
             for path in self._capture:  # empty capture files kept for reuse
                 path.unlink(missing_ok=True)
@@ -355,6 +366,8 @@ class Session(PolicyCalls, ReviewCalls):
             decision = flagged_decision(decision, reviewed)
         inputs = self._store_inputs(verdict)
         record = call_record(0, verdict, inputs)
+        if self.ticket is not None:
+            record["ticket"] = self.ticket
         if effect is not None:
             record["effect"] = effect.to_json()
         if not self.guard.trivial or decision.decision == "ask":
@@ -480,6 +493,8 @@ class Session(PolicyCalls, ReviewCalls):
         ignored = (*self.settings.ignore, RECORD_DIR, *REPORT_NAMES)  # the record: always
         observer = best_observer(self.workspace, ignored) if self.settings.observe else None
         outside = self._outside_observers(call.act)
+        hooked = call.mutating and is_installed(self.workspace)  # watch the commits it makes
+        branch = head_commit(self.workspace) if hooked else None
         for watcher in (observer, *outside.values()):
             if watcher is not None:
                 watcher.start()
@@ -490,7 +505,7 @@ class Session(PolicyCalls, ReviewCalls):
                 self.settings.timeout,
                 self.layout.scratch,
                 launch=launch,
-                env=self._command_env(),
+                env=self._call_env(seq, hooked),
                 on_slow=self._publish_in_flight,
                 capture=self._capture,
                 reaper=self._reaper(),
@@ -518,6 +533,12 @@ class Session(PolicyCalls, ReviewCalls):
             for name, path in (("stdout", done.stdout), ("stderr", done.stderr))
             if (ref := self.evidence.adopt(path)) is not None
         }
+        if changes is not None and not changes.empty:
+            refs, kept, more = self._versions(
+                [*changes.created, *changes.modified, *changes.deleted]
+            )
+            evidence.update(refs)
+            redacted += more
         ok = done.returncode == 0 and not done.timed_out
         others = self._others(seq, call)
         history = self.report.history
@@ -535,6 +556,8 @@ class Session(PolicyCalls, ReviewCalls):
         }
         if changes is not None:
             extra["observed"] = _capped(changes.to_json())
+            if not changes.empty:
+                extra.update(kept)
         touched = {folder: _capped(seen.to_json()) for folder, seen in elsewhere.items()}
         if any(not seen.empty for seen in elsewhere.values()):
             extra["outside"] = touched
@@ -547,6 +570,12 @@ class Session(PolicyCalls, ReviewCalls):
                     "file, whole, before this outcome was recorded",
                 }
             )
+        if hooked:
+            commits = self._commits(branch)
+            if commits:
+                extra["commits"] = commits
+                flag = commit_flag(commits)
+                raised += [flag] if flag is not None else []
         if raised:
             extra["flags"] = raised
         if redacted:
@@ -695,6 +724,7 @@ class Session(PolicyCalls, ReviewCalls):
     def _run_file_tool(self, seq: int, call: Call) -> CallResult:
         assert call.act is not None
         started = time.monotonic()
+        before = self._before(call)
         work = partial(run_file_tool, call, self.workspace, self.settings.output_limit)
         try:
             self.scratch_dir()
@@ -712,6 +742,11 @@ class Session(PolicyCalls, ReviewCalls):
         if redacted + more + most:
             extra["redacted"] = redacted + more + most
         if call.tool != "read_file" and done.ok:
+            if before is not None and done.evidence:
+                _, kept, more = self._versions([str(call.path)], before, with_diff=False)
+                extra.update(kept)
+                if more:
+                    extra["redacted"] = extra.get("redacted", 0) + more
             key = "created" if done.outcome.startswith("created") else "modified"
             changed = [call.path] if done.evidence else []  # an empty diff changed nothing
             extra["observed"] = {

@@ -36,6 +36,7 @@ SUMMED = (
     "cached_tokens",
     "input_tokens",
     "files_changed",
+    "unverified",
 )
 #: The record kinds a session's spend is counted from.
 SPENT = ("model", "thinking", "compaction")
@@ -65,9 +66,25 @@ def session_stats(loaded: Loaded) -> dict[str, Any]:
     )
     row["cost"] = row["spend"]["cost"]
     row.update(beliefs_stats(loaded.records))
+    row["unverified"] = unverified_changes(loaded)
     row["undone"] = sorted({seq for revert in row["reverted"] for seq in revert["undoes"]})
     row["notes"] = [*row["notes"], *_verify_notes(loaded)]
     return row
+
+
+def unverified_changes(loaded: Loaded) -> int:
+    """Change-state and revert calls that changed a file no passing verify followed
+    (trace.py; the `trace/unverified` findings of lint)."""
+    from .trace import build
+
+    trace = build(loaded, evidence=False)
+    return len(
+        {
+            c.seq
+            for c in trace.unverified()
+            if trace.calls[c.seq]["act"] in ("change-state", "revert")
+        }
+    )
 
 
 def _text(value: Any) -> str | None:
