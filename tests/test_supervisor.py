@@ -360,3 +360,16 @@ def test_a_block_note_is_escaped_on_execs_stderr(ws: Path, tmp_path: Path) -> No
     assert done.returncode == 2 and not (ws / "marker").exists()
     assert "the supervisor blocked this call: see [bold]docs[/]" in done.stderr
     assert "\x1b" not in done.stderr and "\\x1b[31mred" in done.stderr
+
+
+def test_show_gives_the_supervisors_opinion_on_the_call(ws: Path, tmp_path: Path) -> None:
+    spec = script(tmp_path, [{"when": "marker", "verdict": "flag", "note": NASTY}])
+    with session(ws, spec) as s:
+        s.bash("touch marker", "change-state", CHANGE)
+    done = subprocess.run(
+        [EPISTEMIC, "show", "1", "-C", str(ws)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("Supervisor (")]
+    assert line.startswith("Supervisor (replay:") and "flag: see [bold]docs[/]" in line
+    assert "\x1b" not in done.stdout and "\\x1b[31mred" in line

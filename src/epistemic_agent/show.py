@@ -94,6 +94,7 @@ def lines(shown: dict[str, Any]) -> list[str]:
     out += ["Why:", *_block(str(declared.get("reason", ""))), ""]
     if declared.get("command"):
         out += ["Command:", *_block(str(declared["command"])), ""]
+    out += _reviews(shown["others"])
     out += _facts(declared, shown["approvals"], outcome)
     for name in (*SHOWN, *sorted(set(shown["evidence"]) - set(SHOWN))):
         item = shown["evidence"].get(name)
@@ -111,6 +112,19 @@ def lines(shown: dict[str, Any]) -> list[str]:
     if not outcome and declared.get("kind") == "call":
         out.append("No outcome was recorded (still running, or the session was killed).")
     return out
+
+
+def _reviews(others: list[Record]) -> list[str]:
+    """The supervisor's second opinion on the call, as journaled before it ran."""
+    out = []
+    for record in (r for r in others if r.get("kind") == "review"):
+        model = f"{record.get('provider')}:{record.get('model')}"
+        if record.get("verdict") is not None:
+            said = f"{record.get('verdict')}: {record.get('note') or ''}".rstrip(": ")
+        else:
+            said = f"failed to review ({record.get('failure')}): {record.get('error') or ''}"
+        out.append(_plain(f"Supervisor ({model}) {said}"))
+    return [*out, ""] if out else out
 
 
 def _facts(declared: Record, approvals: list[Record], outcome: Record) -> list[str]:
