@@ -423,3 +423,13 @@ def test_the_outcome_excerpt_skips_carets_rules_and_tallies() -> None:
     assert excerpt("out\n", "err one\nerr two\n", failed=True) == "err two"
     assert excerpt("only stdout\n", "", failed=True) == "only stdout"
     assert len(excerpt("", "x" * 500, failed=True)) == 100
+
+
+def test_a_session_that_goes_on_in_a_tampered_journal_keeps_saying_so(hostile: Path) -> None:
+    """The next call re-renders RATIONALE.md: it must not drop the warning and present the
+    edited record as fact again."""
+    tamper(hostile, "middle")  # the last line, and so the head anchor, still match
+    assert run_exec(hostile, "echo later", "collect-info", ESCAPE_REASON).returncode == 0
+    text = (hostile / "RATIONALE.md").read_text()
+    head = text.split("## ", 1)[0]
+    assert head.startswith("# RATIONALE\n\n> **⚠ WARNING: the journal does not verify")

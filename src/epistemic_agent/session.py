@@ -145,6 +145,7 @@ class Session(PolicyCalls, ReviewCalls, TraceCalls):
             elif implicit and (refused := self._policy_refused()) is not None:
                 pass
             else:
+                self._keep_chain_notice()
                 self._recover()
                 self._note_changes()
             if relinked and refused is None:
@@ -155,6 +156,19 @@ class Session(PolicyCalls, ReviewCalls, TraceCalls):
                 record = {"kind": "relinked", "t": now(), "files": relinked, "message": message}
                 self.journal.append(record, durable=True)
         return refused
+
+    def _keep_chain_notice(self) -> None:
+        """A session that goes on in a journal whose chain does not verify (a line edited by
+        hand) says so first in every report it writes from now on, as `epistemic report`
+        does: what it appends does not make the earlier record trustworthy again."""
+        from .chain_notice import check_journal, notice
+        from .journal import read_numbered
+        from .verify import INTACT, TORN
+
+        result = check_journal(self.layout.journal)
+        if result.status not in (INTACT, TORN):  # a torn tail is a crash, closed on open
+            numbered, _ = read_numbered(self.layout.journal)
+            self.report.warning = notice(result, numbered)
 
     def _platform(self) -> Platform:
         if self.settings.platform is not None:
