@@ -15,10 +15,10 @@ import contextlib
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from .structs import struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TextIO

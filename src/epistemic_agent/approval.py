@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .clock import now
 from .safetext import visible as visible  # cli_approval imports it from here
 from .structs import field, replace, struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, Protocol, TextIO

@@ -18,13 +18,13 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .approval import COMMENT_CAP, Answer, Request, who
 from .clock import now
 from .fsutil import make_unique
 from .recovery import epoch_of, recorder_alive
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 

@@ -12,12 +12,12 @@ was found changes nothing of what it can approve.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import UsageError
 from .layout import RECORD_DIR, Layout, workspace_of
 from .structs import struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -26,13 +26,13 @@ import os
 import stat
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .baseline_pack import Pack
 from .fsutil import atomic_write
 from .layout import RECORD_DIR, REPORT_NAME
 from .safepath import open_beneath, where
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 

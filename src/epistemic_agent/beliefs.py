@@ -14,10 +14,10 @@ import posixpath
 import re
 from collections import Counter
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from .structs import field, struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

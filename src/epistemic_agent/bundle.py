@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .bundle_format import (
     ANCHOR,
@@ -30,7 +31,6 @@ from .bundle_format import (
 )
 from .errors import UsageError
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .bundle_format import ANCHOR, EVIDENCE, JOURNAL, MANIFEST, SEALS, sha256_stream
 from .bundle_manifest import Listed, folder_entry, listed_files, read_manifest, unsafe
@@ -17,7 +18,6 @@ from .errors import UsageError
 from .safetext import visible
 from .structs import field, struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from .bundle_format import FORMAT, HEX64, JOURNAL, MANIFEST, sha256_stream
 from .errors import UsageError
 from .structs import struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,11 +9,12 @@ and a change-state or revert that recorded no diff at all.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .blobs import read_blob
 from .mdsafe import block, code, text, visible
 from .structs import struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

@@ -10,11 +10,12 @@ statuses") for the commands whose exit status follows the verdict.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .records import seq_of
 from .safetext import one_line
 from .verify import INTACT
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from pathlib import Path

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cli_models import add_model_options, check_window, provider_from_args
 from .cliargs import (
@@ -21,7 +22,6 @@ from .cliargs import (
 )
 from .errors import UsageError
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -7,13 +7,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .bundle_check import verify_bundle
 from .cliargs import session_choice, session_option
 from .errors import UsageError
 from .safetext import visible
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

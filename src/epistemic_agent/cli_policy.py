@@ -9,11 +9,11 @@ import json
 import posixpath
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cliargs import command_option, command_text, command_words, workspace_option
 from .errors import UsageError
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -8,12 +8,12 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cliargs import session_choice, session_option
 from .errors import UsageError
 from .safetext import visible
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

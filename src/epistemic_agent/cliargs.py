@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from .policy import Policy
 

@@ -8,10 +8,11 @@ client versions that tests/test_clients.py installs; docs/clients.md explains th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .config_merge import Want
 from .structs import struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import math
+from typing import TYPE_CHECKING
 
 from .providers.base import AssistantMessage, Message, ToolResult, ToolResults, UserMessage
 from .structs import field, struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -10,10 +10,10 @@ init would replace, which only `force` allows. A file that does not parse is an 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from .structs import field, struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

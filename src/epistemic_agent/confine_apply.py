@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import confine_landlock, confine_read, confine_sys
 from .confine_platform import Platform
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .confine import View
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from .effects import Effect
 from .gate import Call, Rejected
@@ -18,7 +19,6 @@ from .history import History, covers, inside
 from .observe import Changes
 from .vocabulary import is_mutating
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -4,11 +4,12 @@ and how each ended."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .sessions import Loaded
 from .stats import session_stats
 from .vocabulary import act_order
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -84,12 +84,12 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from typing import TYPE_CHECKING
 
 from .effects_model import MUTATING, READ_ONLY, UNKNOWN, Effect
 from .effects_programs import Cmd, Findings, Word, environment, norm, program, shorten
 from .effects_words import word as _word
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .effects import Effect, classify
 from .effects_model import REVISION
@@ -19,7 +20,7 @@ from .version import __version__
 
 LIMIT = 2000  # entries kept; the oldest go first
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

@@ -3,9 +3,10 @@ from `effects`). It imports neither the classifier nor the program tables: both 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .structs import struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

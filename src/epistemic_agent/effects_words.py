@@ -5,10 +5,10 @@ expansions, "$@"), which decides whether it may turn out to be an option."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .effects_core import Word
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tree_sitter import Node
 

@@ -11,12 +11,12 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .confine import Launch, in_confined_thread
 from .fsutil import make_unique
 from .structs import struct
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .cancel import Cancel
     from .reaper import Reaper

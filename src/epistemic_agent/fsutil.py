@@ -6,8 +6,8 @@ import os
 import stat
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

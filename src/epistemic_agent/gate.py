@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import TYPE_CHECKING
 
 from .layout import POLICY_NAME, is_guarded, is_protected
 from .structs import field, struct
@@ -11,7 +12,6 @@ from .suggest import did_you_mean
 from .tools import TOOL_NAMES, TOOLS_BY_NAME
 from .vocabulary import ACT_NAMES, ACTS_BY_NAME, FILE_TOOL_ACTS, act_list_text, normalise_act
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

@@ -12,12 +12,12 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cliargs import workspace_option
 from .errors import UsageError
 from .session_git import CHANGES_ENV, HOOK, MARK, parse_trailers
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     import argparse
     from typing import Any

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .alerts import Alerts
 from .fsutil import atomic_write
@@ -19,7 +20,6 @@ from .policy import (
 from .policy_file import load_policy
 from .redact import Redactor
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from pathlib import Path

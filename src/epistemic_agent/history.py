@@ -8,11 +8,11 @@ the session created.
 from __future__ import annotations
 
 import posixpath
+from typing import TYPE_CHECKING
 
 from .journal import Record
 from .structs import field, struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -3,11 +3,12 @@ that were acted on first, and the supervisor's notes. Every journal text goes th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .beliefs import Ledger, final
 from .html_assets import esc
 from .render_beliefs import summary_line, supervisor_line, verdict_words
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -8,6 +8,7 @@ it filters from `data-` attributes. See docs/views.md for how to read the page.
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from . import call_diff, html_beliefs, model_words
 from .html_assets import CSP, CSS, JS, act_css, esc, filters_form, shape_svg, timeline_svg
@@ -17,7 +18,6 @@ from .sessions import summary
 from .version import __version__
 from .vocabulary import ACT_NAMES, act_order
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

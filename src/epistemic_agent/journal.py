@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .fsutil import atomic_write
 from .structs import field, struct
@@ -21,7 +22,7 @@ CHAIN_FIELDS = frozenset({"prev", "n", "v"})
 CHUNK = 1 << 20
 ANCHOR_SIZE = 256  # head.json is rewritten in place: padded JSON of this many bytes
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+
 if TYPE_CHECKING:
     from typing import Any
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from . import consistency
 from .effects import Effect, classify
@@ -26,7 +27,6 @@ from .records import seq_of
 from .structs import field, struct
 from .vocabulary import ACTS_BY_NAME, FILE_TOOL_ACTS, is_mutating
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

@@ -4,11 +4,12 @@ approvals whose call changed paths outside what the approver was shown."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .history import covers, inside
 from .records import seq_of
 from .trace import build
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from .lint import Finding
     from .sessions import Loaded

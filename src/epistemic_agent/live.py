@@ -11,13 +11,13 @@ every line is printed once. `NO_COLOR` or `--no-color` turns colour off.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from .frontend import printable, spend_lines, supervisor_lines, usage_line
 from .live_rows import answer_line, finish_line, rejection_lines, review_line, start_lines
 from .live_tail import Activity, Tail
 from .tokens_text import tokens_line
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import TextIO
 

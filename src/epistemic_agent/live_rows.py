@@ -13,10 +13,11 @@ the terminal's width, never wrapped.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .frontend import printable
 from .spend import dollars
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,8 +13,8 @@ import os
 import stat
 import threading
 import time
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path

@@ -20,8 +20,8 @@ import os
 import select
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,13 +13,13 @@ import sys
 import threading
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cancel import Cancel
 from .prompt import system_prompt
 from .tools import TOOL_SPECS
 from .version import __version__
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -10,9 +10,10 @@ is the provider's partial, often summarised view of its reasoning, and stays in 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .mdsafe import block, text, visible
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import datetime
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .records import seq_of
 from .safetext import one_line
 from .structs import struct
 from .vocabulary import ACT_NAMES, act_order
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,13 +13,13 @@ counts as matched, and an `allow` rule asks instead (`deny` stays `deny`).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .layout import POLICY_NAME
 from .structs import field, struct
 from .tools import TOOL_NAMES
 from .vocabulary import ACT_NAMES, FILE_TOOL_ACTS, is_mutating
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path

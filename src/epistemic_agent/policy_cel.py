@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import re
 import sys
+from typing import TYPE_CHECKING
 
 from .policy import FACT_TYPES, Rule, complete_facts, default_facts
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any

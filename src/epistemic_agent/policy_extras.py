@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .alerts import EVENTS, MAX_TIMEOUT, Hook
 from .policy import short_repr
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

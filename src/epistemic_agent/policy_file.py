@@ -7,11 +7,11 @@ headers and keys (skipping multi-line strings): enough to give every fault its l
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .policy import DECISIONS, Policy, PolicyError, check_facts, short_repr
 from .policy_spec import Errors, Example, RuleSpec, Spots
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

@@ -6,10 +6,10 @@ scans the text once for table headers and keys, skipping multi-line strings).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .structs import struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+from typing import TYPE_CHECKING
 
 PR_SET_CHILD_SUBREAPER = 36
 ROUNDS = 20  # a killed stray's own children come to us next: a few rounds empty the tree
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 

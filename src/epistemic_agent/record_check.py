@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .approval_check import CALL_SEQ, Approvals, check_approvals
 from .evidence_check import Listing, Ref, check_evidence, list_store, refs_of
@@ -18,7 +19,6 @@ from .seal_check import Against, SealFile, judge_seals, read_seals
 from .structs import field, struct
 from .verify import TAMPERED, Problem, Verification, verify_journal
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .clock import now
 from .gate import Call, Rejected
@@ -10,7 +11,6 @@ from .journal import Record
 from .structs import field, struct
 from .vocabulary import is_mutating
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

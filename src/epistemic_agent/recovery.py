@@ -20,13 +20,13 @@ import calendar
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .clock import now
 from .evidence import EvidenceStore
 from .observe import changed_since
 from .structs import struct
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from . import redact_assign as assign
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 

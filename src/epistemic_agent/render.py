@@ -4,12 +4,12 @@ text goes through mdsafe (escaped, a code span, or a fenced block): it cannot ma
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from .mdsafe import block, code, prose, text, visible
 from .records import CallView
 from .vocabulary import act_order
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -3,10 +3,11 @@ done about it, refuted beliefs that were acted on first) and the supervisor's no
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .beliefs import Ledger, final
 from .mdsafe import block, code, text
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,9 +9,10 @@ follows the new session's commands.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .structs import replace
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from .agent import Agent
     from .session import Session

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import call_diff, model_words, render, render_beliefs, render_spend
 from .beliefs import Ledger
@@ -22,7 +23,6 @@ from .records import CallView, seq_of, view_of
 from .spend import Spend
 from .structs import field, struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from .confine_platform import Platform
 from .evidence import DEFAULT_CAP
@@ -11,7 +12,6 @@ from .gate import MIN_REASON
 from .observe import DEFAULT_IGNORE
 from .structs import field, struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import sshsig
 from .sshsig import FINGERPRINT, SIGNATURE_START, SealError, keygen, run_keygen
 from .structs import struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

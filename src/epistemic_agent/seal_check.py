@@ -5,6 +5,7 @@ the journal still hashes to H: later lines do not undo it, a rewrite does."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .seal import (
     MAX_SIGNATURE,
@@ -20,7 +21,6 @@ from .seal import (
 from .structs import field, struct
 from .verify import Problem
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import sshsig
 from .errors import UsageError
 from .seal import NAMESPACE, SealError, Statement, fingerprint, signed_by
 from .structs import struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from .verify import Verification
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from . import consistency
 from .catalog import choosing, for_writing
@@ -41,7 +42,6 @@ from .session_trace import TraceCalls
 from .structs import field, struct
 from .version import __version__
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

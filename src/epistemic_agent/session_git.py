@@ -15,8 +15,8 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

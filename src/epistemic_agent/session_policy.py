@@ -4,6 +4,7 @@ and firing alerts. A mixin of `Session`, kept apart so each concern has its own 
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
 from .clock import now
 from .gate import Call, Rejected
@@ -12,7 +13,6 @@ from .journal import Record
 from .records import outcome_record
 from .results import CallResult
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

@@ -4,12 +4,13 @@ to the call. A mixin of `Session`, like session_policy.py."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .beliefs import agent_verdict
 from .clock import now
 from .policy import Decision
 from .structs import struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

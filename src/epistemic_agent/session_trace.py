@@ -6,6 +6,7 @@ concern has its own file."""
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
 from .baseline import GONE, Baseline
 from .confine import ConfinementError
@@ -13,7 +14,6 @@ from .layout import RECORD_DIR
 from .session_git import changes_file, commits_made, head_commit
 from .versions import record_versions
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

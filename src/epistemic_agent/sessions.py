@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .journal import FORMAT_VERSION, Record, newer_version, read_numbered
 from .layout import JOURNAL_NAME, RECORD_DIR, workspace_of
@@ -20,7 +21,6 @@ from .structs import field, struct
 from .tokens_text import input_sum
 from .vocabulary import act_order
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     import datetime
     from typing import Any

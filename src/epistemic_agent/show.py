@@ -7,11 +7,12 @@ it matches its hash, and what cannot be shown is said (`problems`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .blobs import read_blob
 from .errors import UsageError
 from .journal import Record
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

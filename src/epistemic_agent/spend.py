@@ -8,10 +8,11 @@ unpriced."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .structs import field, struct
 from .vocabulary import act_order
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -4,13 +4,13 @@ their totals over many sessions, and what each revert undid. Read from the journ
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from .records import seq_of
 from .sessions import Loaded, summary
 from .spend import BUCKET, dollars, spend_of
 from .vocabulary import act_order
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,9 +9,10 @@ as wide tables are wrapped elsewhere. The whole of every value is in `--json`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .safetext import one_line
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Sequence
 

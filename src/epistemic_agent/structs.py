@@ -9,7 +9,8 @@ checkers understand it through PEP 681's `dataclass_transform`.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar, dataclass_transform, overload

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .providers.base import ProviderError, Turn, Usage, UserMessage
 from .structs import field, struct
 from .supervisor_spec import SupervisorSpec
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -5,9 +5,10 @@ Kept free of heavy imports: the policy reader builds one for every policy file i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .structs import struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

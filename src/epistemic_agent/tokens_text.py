@@ -9,7 +9,8 @@ from `input_tokens`, or `prompt_tokens` for a record written before `input_token
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any

@@ -14,11 +14,11 @@ from __future__ import annotations
 import hashlib
 import re
 from difflib import SequenceMatcher
+from typing import TYPE_CHECKING
 
 from .records import seq_of
 from .structs import field, struct
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

@@ -8,12 +8,12 @@ from __future__ import annotations
 import csv
 import html
 import io
+from typing import TYPE_CHECKING
 
 from . import mdsafe
 from .trace import Trace
 from .trace_view import undid
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

@@ -3,10 +3,11 @@ line's blame, and what each revert undid (keys documented in docs/traceability.m
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .safetext import visible
 from .trace import BEFORE, OUTSIDE, Change, Trace, TraceError, blame
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

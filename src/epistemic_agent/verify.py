@@ -10,12 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .journal import GENESIS, PREFIX, Position, decode, line_hash, recovers
 from .structs import field, struct
 from .verify_diagnose import diagnose
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

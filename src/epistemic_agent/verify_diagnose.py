@@ -4,10 +4,10 @@ or not a journal entry at all (verify.py finds where; this says what happened th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .journal import decode, line_hash
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from typing import Any
 

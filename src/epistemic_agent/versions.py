@@ -11,9 +11,10 @@ too large, not a regular file, no copy from before) has `skipped` instead, which
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .baseline import DIRECTORY, GONE, Baseline, is_binary
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any

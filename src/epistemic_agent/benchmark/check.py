@@ -10,11 +10,11 @@ error is never as labelled) and its verdict is the one expected.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .runner import BenchConfig, Play, run_many
 from .tasks import SESSIONS, Task
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..structs import struct
 from .agent import last_line, session
 from .judge import Batch, Private, judge, measure_speed
 from .tasks import Task, TaskError
 
-TYPE_CHECKING = False  # typing is not imported at run time: start-up cost
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
