@@ -24,6 +24,7 @@ from .cliargs import (
     workspace_option,
 )
 from .errors import UsageError
+from .policy import PolicyError
 
 if TYPE_CHECKING:
     from typing import Any
@@ -82,8 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             hint = _salvage_hint(error.journal) if error.journal is not None else ""
             print(f"epistemic: {error}{hint}", file=sys.stderr)  # one line
             return EXIT_RECORD
-        if type(error).__name__ == "PolicyError":  # policy.py is imported only when used
-            for line in getattr(error, "errors", None) or [str(error)]:
+        if isinstance(error, PolicyError):
+            for line in error.errors or [str(error)]:
                 print(f"epistemic: {line}", file=sys.stderr)
             return EXIT_USAGE
         raise
