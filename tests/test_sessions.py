@@ -268,3 +268,21 @@ def test_salvage_refuses_a_later_session_rather_than_move_the_first(tmp_path: Pa
     done = epistemic("verify", "--salvage", str(later))
     assert done.returncode == 2 and "first session" in done.stderr, done.stderr
     assert epistemic("verify", rows[0]["journal"]).returncode == 0  # untouched
+
+
+def test_show_gives_the_diff_a_shell_command_made(tmp_path: Path) -> None:
+    """`sed -i` and a redirect change files the session never saw through a file tool: the
+    diff `show` prints was kept as evidence when the call ran."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("alpha\nbeta\n")
+    with Session(ws) as session:
+        session.bash(
+            "sed -i 's/beta/gamma/' notes.txt && echo new > made.txt", "change-state", WRITE
+        )
+    shown = epistemic("show", "1", "-C", str(ws))
+    assert shown.returncode == 0, shown.stderr
+    assert "-beta" in shown.stdout and "+gamma" in shown.stdout
+    assert "+new" in shown.stdout  # the created file, too
+    data = json.loads(epistemic("show", "1", "--json", "-C", str(ws)).stdout)
+    assert "+gamma" in data["evidence"]["diff"]["text"]

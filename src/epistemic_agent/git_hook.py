@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from .cliargs import workspace_option
 from .errors import UsageError
+from .identity import run_git
 from .session_git import CHANGES_ENV, HOOK, MARK, parse_trailers
 
 if TYPE_CHECKING:
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .trace import Trace
-
-SAFE = ("-c", "core.fsmonitor=false", "-c", "core.pager=cat")
 
 
 def register(sub: Any) -> None:
@@ -52,22 +51,10 @@ def register(sub: Any) -> None:
 
 
 def git(directory: Path, *args: str, check: bool = True) -> str:
-    """Run git read-only in `directory` (no fsmonitor or pager of the repository's)."""
-    import subprocess
-
-    try:
-        done = subprocess.run(
-            ["git", *SAFE, *args],
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            errors="surrogateescape",
-            timeout=30,
-            check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        raise UsageError(f"git could not run: {error}") from None
+    """Run git in `directory` (identity.run_git); a failure is a usage error when `check`."""
+    done = run_git(directory, *args)
+    if done is None:
+        raise UsageError("git could not run")
     if check and done.returncode != 0:
         raise UsageError(f"git {args[0]}: {done.stderr.strip() or 'failed'}")
     return done.stdout

@@ -19,17 +19,32 @@ def user() -> str:
         return f"uid {os.getuid()}"
 
 
-def git_head(workspace: Path) -> str | None:
-    """`git rev-parse HEAD` in the workspace, or None outside a repository (or without git)."""
+#: git with none of the repository's own fsmonitor or pager (its config is the agent's to set).
+SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.pager=cat")
+
+
+def run_git(
+    directory: Path, *args: str, timeout: float = 30.0
+) -> subprocess.CompletedProcess[str] | None:
+    """git in `directory`, never prompting; None when git cannot run at all."""
     try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=workspace,
+        return subprocess.run(
+            ["git", *SAFE_GIT, *args],
+            cwd=directory,
             capture_output=True,
             text=True,
-            timeout=5,
+            errors="surrogateescape",
+            timeout=timeout,
             check=False,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def git_head(workspace: Path) -> str | None:
+    """`git rev-parse HEAD` in the workspace, or None outside a repository (or without git)."""
+    done = run_git(workspace, "rev-parse", "HEAD", timeout=5)
+    if done is None or done.returncode != 0:
+        return None
+    return done.stdout.strip() or None

@@ -12,10 +12,11 @@ the flag `commit-without-trailers`.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .identity import run_git
 
 if TYPE_CHECKING:
     from typing import Any
@@ -107,23 +108,9 @@ def commits_made(
 
 
 def _git(workspace: Path, *args: str) -> str:
-    import subprocess  # only when an act committed
-
-    safe = ("-c", "core.fsmonitor=false")
-    try:
-        done = subprocess.run(
-            ["git", *safe, *args],
-            cwd=workspace,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=10,
-            check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return done.stdout if done.returncode == 0 else ""
+    """git's output, or nothing when it failed (a commit it cannot read is not flagged)."""
+    done = run_git(workspace, *args, timeout=10)
+    return done.stdout if done is not None and done.returncode == 0 else ""
 
 
 def commit_flag(commits: list[dict[str, Any]]) -> dict[str, str] | None:
