@@ -31,10 +31,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from epistemic_agent.confine import Confinement
-from epistemic_agent.confine_platform import Platform, detect
-from epistemic_agent.executor import run_shell
-from epistemic_agent.session import Session, Settings
+from epistemic_agent.execute.sandbox.confinement import Confinement
+from epistemic_agent.execute.sandbox.platform import Platform, detect
+from epistemic_agent.execute.shell import run_shell
+from epistemic_agent.runtime.session import Session, Settings
 
 LIMIT = 4.0
 LOOK = "learn what the workspace holds before changing it"

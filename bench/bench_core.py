@@ -48,14 +48,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from unittest import mock
 
-from epistemic_agent import session as session_module
-from epistemic_agent.executor import Execution, run_shell
-from epistemic_agent.journal import FORMAT_VERSION, Position, Record, encode, line_hash
-from epistemic_agent.layout import Layout
-from epistemic_agent.report import rebuild
-from epistemic_agent.session import Session, Settings
-from epistemic_agent.verify import verify_journal
-from epistemic_agent.vocabulary import is_mutating
+from epistemic_agent.core.layout import Layout
+from epistemic_agent.core.vocabulary import is_mutating
+from epistemic_agent.execute.shell import Execution, run_shell
+from epistemic_agent.journal.log import FORMAT_VERSION, Position, Record, encode, line_hash
+from epistemic_agent.journal.verify import verify_journal
+from epistemic_agent.reports.rationale.report import rebuild
+from epistemic_agent.runtime import session as session_module
+from epistemic_agent.runtime.session import Session, Settings
 
 WINDOW = 100  # calls timed at the end of each session length
 SEED = 20_240_611
@@ -694,7 +694,7 @@ class ColdStart:
 
 
 #: What `epistemic exec` imports, without doing anything: isolates import cost from the rest.
-IMPORTS_ONLY = "import shlex, epistemic_agent.cli, epistemic_agent.session"
+IMPORTS_ONLY = "import shlex, epistemic_agent.cli, epistemic_agent.runtime.session"
 #: The standard-library modules those pull in that cost most: a floor for the imports.
 STDLIB_FLOOR = "import argparse, dataclasses, hashlib, json, pathlib, shlex, subprocess, typing"
 

@@ -1,4 +1,4 @@
-"""Benchmark of the static effect classifier (`epistemic_agent.effects.classify`).
+"""Benchmark of the static effect classifier (`epistemic_agent.effects.classify.classify`).
 
 Run from the repository root with the project's virtualenv:
 
@@ -7,7 +7,7 @@ Run from the repository root with the project's virtualenv:
 
 It prints Markdown tables to stdout:
 
-1. the one-time cost, each in a fresh interpreter: `import epistemic_agent.effects` (which
+1. the one-time cost, each in a fresh interpreter: `import epistemic_agent.effects.classify` (which
    must not import tree_sitter) and the first `classify` (which imports tree_sitter and
    tree_sitter_bash and builds the parser);
 2. microseconds per `classify` for short, medium and long commands (median and p90 of
@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from epistemic_agent.effects import _parse, classify
+from epistemic_agent.effects.classify import _parse, classify
 
 COMMANDS: dict[str, list[str]] = {
     "short": ["ls -la", "git status", "rm -rf build", "cat README.md", "pwd"],
@@ -55,10 +55,10 @@ import time
 t0 = time.perf_counter()
 import dataclasses, re
 t1 = time.perf_counter()
-import epistemic_agent.effects as effects
+import epistemic_agent.effects.classify as effects
 t2 = time.perf_counter()
 import sys
-lazy = "tree_sitter" not in sys.modules and "epistemic_agent.effects_programs" not in sys.modules
+lazy = "tree_sitter" not in sys.modules and "epistemic_agent.effects.programs" not in sys.modules
 effects.classify("ls -la")
 t3 = time.perf_counter()
 effects.classify("git status")
@@ -112,7 +112,7 @@ def main() -> int:
     warm, compiled = cold_start(cold_runs, cached=True), cold_start(cold_runs, cached=False)
     steps = (
         "`import dataclasses, re` (stdlib the module needs; the CLI has them already)",
-        "`import epistemic_agent.effects` (API only: no tree_sitter, no program tables)",
+        "`import epistemic_agent.effects.classify` (API only: no tree_sitter, no program tables)",
         "first `classify` (imports tree_sitter, the program tables; builds the parser)",
         "second `classify`",
     )

@@ -30,14 +30,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from epistemic_agent import enforce
-from epistemic_agent.executor import Launch, run_shell
-from epistemic_agent.observe import (
+from epistemic_agent.execute.observe.base import (
     DEFAULT_IGNORE,
     Changes,
     Observer,
     SnapshotObserver,
     snapshot,
 )
+from epistemic_agent.execute.shell import Launch, run_shell
 
 BARE = "`bash -c true` alone"
 SEED = 20_261_130
@@ -204,7 +204,7 @@ def main() -> None:
 def report(ws: Path, args: argparse.Namespace) -> None:
     ignored = frozenset(DEFAULT_IGNORE)
     started = time.perf_counter()
-    from epistemic_agent import observe_fanotify
+    from epistemic_agent.execute.observe import fanotify as observe_fanotify
 
     usable = observe_fanotify.available(ws)
     probe_ms = (time.perf_counter() - started) * 1e3

@@ -15,7 +15,7 @@ import statistics
 import time
 from pathlib import Path
 
-from epistemic_agent.redact import Redactor
+from epistemic_agent.core.redact import Redactor
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 8 << 20

@@ -1,6 +1,6 @@
 """The real agent clients (installed by tests/npminstall.py), driven headless against
 tests/modelserver.py. A client turn runs the exact headless invocation `epistemic init`
-prints (epistemic_agent.client_setup), in a private HOME, with no network but the model
+prints (epistemic_agent.cli.client_setup), in a private HOME, with no network but the model
 server.
 
 For tests of approvals: `with client.start_turn(...) as turn:` runs a turn in the background;
@@ -184,7 +184,7 @@ class ClaudeCode(Client):
     package = "@anthropic-ai/claude-code"
 
     def argv(self, workspace: Path, prompt: str, tool_timeout: float | None) -> list[str]:
-        from epistemic_agent.client_setup import CLAUDE_HEADLESS
+        from epistemic_agent.cli.client_setup import CLAUDE_HEADLESS
 
         if tool_timeout is not None:  # the server's own `timeout` wins over MCP_TOOL_TIMEOUT
             config = workspace / ".mcp.json"
@@ -229,7 +229,7 @@ class Codex(Client):
         config.write_text("\n".join(lines) + "\n\n" + trusted)
 
     def argv(self, workspace: Path, prompt: str, tool_timeout: float | None) -> list[str]:
-        from epistemic_agent.client_setup import CODEX_HEADLESS
+        from epistemic_agent.cli.client_setup import CODEX_HEADLESS
 
         words = documented(CODEX_HEADLESS.format(workspace=workspace), workspace, prompt)
         assert words[:2] == ["codex", "exec"]

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent.agent import Agent, AgentConfig, Stop
-from epistemic_agent.models import ModelInfo, lookup
 from epistemic_agent.providers import Provider, make_provider
 from epistemic_agent.providers.base import ModelOptions
-from epistemic_agent.session import Session
+from epistemic_agent.providers.models import ModelInfo, lookup
+from epistemic_agent.runtime.agent import Agent, AgentConfig, Stop
+from epistemic_agent.runtime.session import Session
 from fakeserver import FakeServer
 from wire import MODEL, Call, Tokens, Wire
 

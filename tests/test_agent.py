@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent import cli, prompt
-from epistemic_agent.agent import EXIT_CODES, Agent, AgentConfig, Stop
-from epistemic_agent.beliefs import ASK
+from epistemic_agent.cli import app as cli
+from epistemic_agent.core.tools import TOOLS_BY_NAME, anthropic_tools, openai_tools
+from epistemic_agent.core.vocabulary import ACT_NAMES, ACTS
+from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.providers.base import (
     AssistantMessage,
     Message,
@@ -32,10 +33,10 @@ from epistemic_agent.providers.base import (
     UserMessage,
 )
 from epistemic_agent.providers.replay import ReplayProvider
-from epistemic_agent.session import Session
-from epistemic_agent.tools import TOOLS_BY_NAME, anthropic_tools, openai_tools
-from epistemic_agent.verify import verify_journal
-from epistemic_agent.vocabulary import ACT_NAMES, ACTS
+from epistemic_agent.reports.beliefs import ASK
+from epistemic_agent.runtime import prompt
+from epistemic_agent.runtime.agent import EXIT_CODES, Agent, AgentConfig, Stop
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 
@@ -1171,7 +1172,7 @@ def test_two_ctrl_c_abort_the_running_command(ws: Path, tmp_path: Path) -> None:
 def test_ctrl_c_during_a_journal_append_keeps_the_chain(
     ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from epistemic_agent.journal import JournalWriter
+    from epistemic_agent.journal.log import JournalWriter
 
     script = write_script(tmp_path, [calls(bash("true")), calls(bash("true")), final()])
     real_write = JournalWriter._write
@@ -1257,7 +1258,7 @@ def test_system_prompt_says_what_the_model_must_know() -> None:
 
 
 def test_agent_uses_the_sessions_reason_minimum(ws: Path, tmp_path: Path) -> None:
-    from epistemic_agent.session import Settings
+    from epistemic_agent.runtime.session import Settings
 
     script = write_script(tmp_path, [final()])
     with Session(ws, Settings(min_reason=33)) as session:
@@ -1293,9 +1294,9 @@ def test_live_events_show_a_spinner_during_model_calls_on_a_terminal() -> None:
 
     from rich.console import Console
 
-    from epistemic_agent.live import LiveEvents
-    from epistemic_agent.live_tail import Activity
     from epistemic_agent.providers.base import Turn
+    from epistemic_agent.runtime.live.tail import Activity
+    from epistemic_agent.runtime.live.view import LiveEvents
 
     events = LiveEvents(io.StringIO())
     events.console = Console(file=io.StringIO(), force_terminal=True)
@@ -1310,7 +1311,7 @@ def test_live_events_show_a_spinner_during_model_calls_on_a_terminal() -> None:
 
 
 def test_run_prints_the_journal_head_at_the_end(ws: Path, tmp_path: Path) -> None:
-    from epistemic_agent.verify import verify_journal
+    from epistemic_agent.journal.verify import verify_journal
 
     script = write_script(tmp_path, [calls(bash("true", "collect-info")), final()])
     done = run_cli(ws, script, "--json", env=cli_env())

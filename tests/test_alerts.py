@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent.alerts import Alerts, Hook
-from epistemic_agent.approval import Answer, Request
-from epistemic_agent.policy_file import load_policy
-from epistemic_agent.session import Session, Settings
+from epistemic_agent.policy.alerts import Alerts, Hook
+from epistemic_agent.policy.file import load_policy
+from epistemic_agent.runtime.approval import Answer, Request
+from epistemic_agent.runtime.session import Session, Settings
 
 CHANGE = "The task asks for a marker file; creating it is the change itself."
 UNDO = "The marker was the wrong approach; take the change back to where it started."

@@ -20,15 +20,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from epistemic_agent.agent import Agent, AgentConfig
-from epistemic_agent.approval import Answer, Request
-from epistemic_agent.policy import PolicyError, preset
-from epistemic_agent.policy_file import load_policy
+from epistemic_agent.core.vocabulary import ACT_NAMES, is_mutating
+from epistemic_agent.journal.verify import verify_journal
+from epistemic_agent.policy.file import load_policy
+from epistemic_agent.policy.rules import PolicyError, preset
 from epistemic_agent.providers.base import ToolResults
 from epistemic_agent.providers.replay import ReplayProvider
-from epistemic_agent.session import Session, Settings
-from epistemic_agent.verify import verify_journal
-from epistemic_agent.vocabulary import ACT_NAMES, is_mutating
+from epistemic_agent.runtime.agent import Agent, AgentConfig
+from epistemic_agent.runtime.approval import Answer, Request
+from epistemic_agent.runtime.session import Session, Settings
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 ROOT = Path(__file__).resolve().parent.parent
@@ -225,7 +225,7 @@ def test_installs_rule_asks_before_a_package_install(ws: Path) -> None:
 @settings(max_examples=60, deadline=None)
 @given(act=st.sampled_from(ACT_NAMES), command=st.sampled_from(["ls", "touch x", "rm -f y"]))
 def test_presets_decide_by_the_declared_act_alone(act: str, command: str) -> None:
-    from epistemic_agent.policy import call_facts
+    from epistemic_agent.policy.rules import call_facts
 
     facts = call_facts("bash", act, is_mutating(act), command, "r", [], "unknown", 1, {}, 0, 0)
     assert preset("read-only").decide(facts).decision == ("deny" if is_mutating(act) else "allow")
@@ -589,7 +589,7 @@ def test_a_session_whose_policy_file_vanished_does_not_go_on_without_one(ws: Pat
 
 
 def test_what_a_human_is_shown_cannot_redraw_the_screen() -> None:
-    from epistemic_agent.approval import visible
+    from epistemic_agent.runtime.approval import visible
 
     shown = visible("rm -f a #\x1b[2K\r  command  cat a\n  effect   read-only\u202e")
     assert "\x1b" not in shown and "\r" not in shown and "\u202e" not in shown

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent.beliefs import Ledger, agent_verdict
-from epistemic_agent.session import Session, Settings
-from epistemic_agent.supervisor import make_supervisor
-from epistemic_agent.supervisor_spec import SupervisorSpec
+from epistemic_agent.policy.supervisor import SupervisorSpec
+from epistemic_agent.reports.beliefs import Ledger, agent_verdict
+from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.runtime.supervisor import make_supervisor
 from fakeserver import FakeServer
 from providerkit import KEY, clean_env, server
 from wire import MODEL, OpenAIWire

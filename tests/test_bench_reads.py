@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from epistemic_agent.benchmark import TASKS_DIR
 from epistemic_agent.benchmark.peek_record import pattern
 from epistemic_agent.benchmark.readable import allow_list
-from epistemic_agent.confine_platform import Platform, detect
-from epistemic_agent.session import Session, Settings
+from epistemic_agent.execute.sandbox.platform import Platform, detect
+from epistemic_agent.runtime.session import Session, Settings
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
 

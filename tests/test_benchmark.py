@@ -15,16 +15,15 @@ from typing import Any
 import pytest
 
 from epistemic_agent.benchmark.check import plays
-from epistemic_agent.benchmark.judge import verdict_of
+from epistemic_agent.benchmark.judge import run_oracle, verdict_of
 from epistemic_agent.benchmark.runner import BenchConfig, run_all
 from epistemic_agent.benchmark.tasks import (
     TaskError,
     all_tasks,
     check_task,
-    run_oracle,
     select,
 )
-from epistemic_agent.sessions import find_journals, load
+from epistemic_agent.journal.sessions import find_journals, load
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 REQUIRED = {

@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent import cli
-from epistemic_agent.lint import CHECKS
-from epistemic_agent.session import Session, Settings
+from epistemic_agent.checks.lint import CHECKS
+from epistemic_agent.cli import app as cli
+from epistemic_agent.runtime.session import Session, Settings
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "learn what this prints in the current workspace"
 CHANGE = "make the change that is part of the deliverable"
-HTML = importlib.util.find_spec("epistemic_agent.html_report") is not None
+HTML = importlib.util.find_spec("epistemic_agent.reports.html.page") is not None
 
 Records = list[dict[str, Any]]
 
@@ -634,7 +634,7 @@ def test_a_bundle_unzipped_and_zipped_again_verifies(bundle: Path, tmp_path: Pat
 
 
 def test_verify_a_missing_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from epistemic_agent.cli_bundle import verify_bundle
+    from epistemic_agent.cli.bundle import verify_bundle
 
     missing = tmp_path / "missing.zip"
     for as_json in (False, True):

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent.models import ModelInfo
+from epistemic_agent.providers.models import ModelInfo
 from fakeserver import FakeServer
 from providerkit import (
     bash,

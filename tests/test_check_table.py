@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from epistemic_agent.cli_check import VERDICT_WIDTH, _table
+from epistemic_agent.cli.check import VERDICT_WIDTH, _table
 
 
 def play(verdict: str, session: str = "rename-and-change-a-statement") -> dict[str, object]:

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent import cli
-from epistemic_agent.session import Session
+from epistemic_agent.cli import app as cli
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 #: Kills the `epistemic` process running it (bash execs into python, whose parent it is).

@@ -24,8 +24,8 @@ from agentclients import (
     Codex,
     init,
 )
-from epistemic_agent.client_setup import CLAUDE_DENY
-from epistemic_agent.tools import TOOL_SPECS
+from epistemic_agent.cli.client_setup import CLAUDE_DENY
+from epistemic_agent.core.tools import TOOL_SPECS
 from modelserver import Call, ModelServer, Step
 from npminstall import InstallError, install
 

@@ -14,8 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from epistemic_agent.agent import Agent, AgentConfig
-from epistemic_agent.compaction import MARK, Compactor, ContextTooSmall
 from epistemic_agent.providers.base import (
     AssistantMessage,
     Message,
@@ -27,7 +25,9 @@ from epistemic_agent.providers.base import (
     UserMessage,
 )
 from epistemic_agent.providers.replay import ReplayProvider
-from epistemic_agent.session import Session
+from epistemic_agent.runtime.agent import Agent, AgentConfig
+from epistemic_agent.runtime.compaction import MARK, Compactor, ContextTooSmall
+from epistemic_agent.runtime.session import Session
 from fakeserver import FakeServer
 from providerkit import (
     bash,

@@ -24,14 +24,14 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent import confine
-from epistemic_agent.confine_platform import Platform, detect
-from epistemic_agent.effects import Effect
-from epistemic_agent.effects_cache import EffectCache
-from epistemic_agent.journal import JournalError
-from epistemic_agent.session import Session, Settings
-from epistemic_agent.verify import verify_journal
-from epistemic_agent.vocabulary import GUARANTEES
+from epistemic_agent.core.vocabulary import GUARANTEES
+from epistemic_agent.effects.cache import EffectCache
+from epistemic_agent.effects.classify import Effect
+from epistemic_agent.execute.sandbox import confinement as confine
+from epistemic_agent.execute.sandbox.platform import Platform, detect
+from epistemic_agent.journal.log import JournalError
+from epistemic_agent.journal.verify import verify_journal
+from epistemic_agent.runtime.session import Session, Settings
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
 
@@ -475,10 +475,10 @@ def test_observations_cannot_change_metadata(make_box: object, mechanism: str, a
 DRIVER = textwrap.dedent(
     """
     import json, os, sys
-    from epistemic_agent.confine_platform import Platform
-    from epistemic_agent.effects import Effect
-    from epistemic_agent.effects_cache import EffectCache
-    from epistemic_agent.session import Session, Settings
+    from epistemic_agent.execute.sandbox.platform import Platform
+    from epistemic_agent.effects.classify import Effect
+    from epistemic_agent.effects.cache import EffectCache
+    from epistemic_agent.runtime.session import Session, Settings
     EffectCache.classify = lambda self, command: Effect("unknown", dynamic=True)  # blind gate
     ws, spec, act, command = sys.argv[1:5]
     platform = Platform(*json.loads(spec))
@@ -647,7 +647,7 @@ def test_landlock_alone_keeps_observations_to_the_scratch_dir(make_box: object) 
 
 
 def test_a_policy_can_require_confinement(make_box: object) -> None:
-    from epistemic_agent.policy import PolicyError
+    from epistemic_agent.policy.rules import PolicyError
 
     box = make_box("landlock")  # type: ignore[operator]
     (box.ws / "epistemic.toml").write_text(POLICY + "[sandbox]\nrequire_confinement = true\n")
@@ -726,9 +726,9 @@ UNPRIVILEGED = textwrap.dedent(
     """
     import json, os, sys
     from pathlib import Path
-    from epistemic_agent.confine import Confinement
-    from epistemic_agent.confine_platform import detect
-    from epistemic_agent.executor import bounded_text, run_shell
+    from epistemic_agent.execute.sandbox.confinement import Confinement
+    from epistemic_agent.execute.sandbox.platform import detect
+    from epistemic_agent.execute.shell import bounded_text, run_shell
     ws, scratch, parent = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     record = ws / ".epistemic"
     platform = detect()
@@ -899,8 +899,9 @@ def test_who_may_approve_and_the_clients_settings_are_out_of_reach(make_box: obj
 def test_exec_and_doctor_say_what_does_not_hold(
     make_box: object, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from epistemic_agent import cli, confine_platform
-    from epistemic_agent import session as session_module
+    from epistemic_agent.cli import app as cli
+    from epistemic_agent.execute.sandbox import platform as confine_platform
+    from epistemic_agent.runtime import session as session_module
 
     box = make_box("landlock")  # type: ignore[operator]
     weak = box.platform
@@ -927,7 +928,7 @@ def test_what_a_killed_session_captured_is_kept_scrubbed_and_its_leftovers_remov
     driver = textwrap.dedent(
         f"""
         import sys
-        from epistemic_agent.session import Session
+        from epistemic_agent.runtime.session import Session
         session = Session(sys.argv[1])
         session.bash("echo '{secret}'; sleep 60", "change-state", "make the change here now")
         """
@@ -965,7 +966,7 @@ def test_an_alert_hook_the_agent_rewrote_runs_confined(make_box: object, tmp_pat
     policy.write_text(
         f'default = "allow"\n[[hook]]\non = ["rejection"]\ncommand = "{box.ws}/notify.sh"\n'
     )
-    from epistemic_agent.policy_file import load_policy
+    from epistemic_agent.policy.file import load_policy
 
     evil = (
         "#!/bin/sh\n"

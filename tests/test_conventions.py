@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from epistemic_agent import __version__
-from epistemic_agent.cli import _children, build_parser
+from epistemic_agent.cli.app import _children, build_parser
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 ROOT = Path(__file__).resolve().parent.parent

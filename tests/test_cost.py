@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from epistemic_agent.models import ModelConfigError, ModelInfo, load_config, lookup
-from epistemic_agent.spend import ANSWER, Spend, spend_of
+from epistemic_agent.providers.models import ModelConfigError, ModelInfo, load_config, lookup
+from epistemic_agent.reports.spend import ANSWER, Spend, spend_of
 from fakeserver import FakeServer
 from providerkit import (
     bash,
@@ -362,7 +362,7 @@ def test_spend_folds_any_model_records(fields: list[dict[str, Any]]) -> None:
 
 
 def test_the_documented_table_is_the_built_in_one() -> None:
-    from epistemic_agent.model_table import BUILTIN
+    from epistemic_agent.providers.model_table import BUILTIN
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "models.md").read_text("utf-8")
 
@@ -379,7 +379,7 @@ def test_the_documented_table_is_the_built_in_one() -> None:
 def test_the_cost_survives_a_rebuild_and_a_resumed_session(
     server: FakeServer, tmp_path: Path
 ) -> None:
-    from epistemic_agent.session import Session
+    from epistemic_agent.runtime.session import Session
 
     session_with_costs(server, tmp_path, SONNET)
     report = tmp_path / "RATIONALE.md"

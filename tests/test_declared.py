@@ -19,16 +19,17 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent import executor, mdsafe
-from epistemic_agent import session as session_module
-from epistemic_agent.confine_platform import Platform, detect
-from epistemic_agent.consistency import FLAGS
-from epistemic_agent.gate import RULES
-from epistemic_agent.journal import JournalError
-from epistemic_agent.observe import DEFAULT_IGNORE, Observer, SnapshotObserver
-from epistemic_agent.observers import best_observer
-from epistemic_agent.session import CallResult, Session, Settings
-from epistemic_agent.vocabulary import GUARANTEES
+from epistemic_agent.checks.consistency import FLAGS
+from epistemic_agent.core.vocabulary import GUARANTEES
+from epistemic_agent.execute import shell as executor
+from epistemic_agent.execute.observe.base import DEFAULT_IGNORE, Observer, SnapshotObserver
+from epistemic_agent.execute.observe.registry import best_observer
+from epistemic_agent.execute.sandbox.platform import Platform, detect
+from epistemic_agent.gate.check import RULES
+from epistemic_agent.journal.log import JournalError
+from epistemic_agent.reports.rationale import mdsafe
+from epistemic_agent.runtime import session as session_module
+from epistemic_agent.runtime.session import CallResult, Session, Settings
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="enforcement is Linux-only")
 
@@ -772,7 +773,7 @@ def test_regression_tmpdir_inside_the_workspace(ws: Path, monkeypatch: pytest.Mo
 def test_regression_flag_listed_twice_after_resuming_from_a_page_checkpoint(ws: Path) -> None:
     script = """
 import os, sys
-from epistemic_agent.session import Session
+from epistemic_agent.runtime.session import Session
 session = Session(sys.argv[1])
 for _ in range(100):  # one full page of cheap calls (rejected: reason too short)
     assert session.bash("true", "collect-info", "short").status == "rejected"

@@ -6,15 +6,15 @@ import os
 import re
 from pathlib import Path
 
-from epistemic_agent.clidocs import render_cli_docs
-from epistemic_agent.gate import RULES
+from epistemic_agent.cli.docs import render_cli_docs
+from epistemic_agent.gate.check import RULES
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_cli_docs_are_generated_from_the_current_parser() -> None:
     assert (ROOT / "docs" / "cli.md").read_text() == render_cli_docs(), (
-        "docs/cli.md is stale: run `python -m epistemic_agent.clidocs > docs/cli.md`"
+        "docs/cli.md is stale: run `python -m epistemic_agent.cli.docs > docs/cli.md`"
     )
 
 
@@ -65,8 +65,8 @@ def test_readme_python_example_runs(tmp_path: Path) -> None:
 
 
 def test_readme_regulated_team_policy_is_ten_lines_and_works(tmp_path: Path) -> None:
-    from epistemic_agent.policy import call_facts
-    from epistemic_agent.policy_file import load_policy
+    from epistemic_agent.policy.file import load_policy
+    from epistemic_agent.policy.rules import call_facts
 
     section = (ROOT / "README.md").read_text().split("## Policies and approval", 1)[1]
     block = re.search(r"```toml\n(.*?)```", section, re.S)
@@ -94,7 +94,7 @@ def test_readme_mcp_configuration_names_the_real_command() -> None:
     exactly what init writes) starts `epistemic mcp` on the workspace."""
     import json
 
-    from epistemic_agent import cli
+    from epistemic_agent.cli import app as cli
 
     section = (ROOT / "README.md").read_text().split("## Any agent, through MCP", 1)[1]
     block = re.search(
@@ -110,7 +110,7 @@ def test_readme_mcp_configuration_names_the_real_command() -> None:
 def test_every_epistemic_command_in_the_readme_parses() -> None:
     import shlex
 
-    from epistemic_agent import cli
+    from epistemic_agent.cli import app as cli
 
     readme = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```sh\n(.*?)```", readme, re.S)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from epistemic_agent.effects import MUTATING, READ_ONLY, UNKNOWN, Effect, classify
+from epistemic_agent.effects.classify import MUTATING, READ_ONLY, UNKNOWN, Effect, classify
 
 CLASSES = {READ_ONLY, MUTATING, UNKNOWN}
 
@@ -1685,7 +1685,7 @@ def test_nested_strings_stop_somewhere() -> None:
 def test_the_parser_only_ever_sees_ascii(monkeypatch: pytest.MonkeyPatch) -> None:
     """tree-sitter-bash's scanner calls isalpha() on raw code points: non-ASCII input can
     segfault the process (seen with U+A93BD). Every parse must get ASCII bytes."""
-    from epistemic_agent import effects
+    from epistemic_agent.effects import classify as effects
 
     classify("ls")  # build the real parser
     seen: list[bytes] = []
@@ -1708,7 +1708,7 @@ def test_import_is_lazy() -> None:
     import sys
 
     code = (
-        "import sys; import epistemic_agent.effects as e; "
+        "import sys; import epistemic_agent.effects.classify as e; "
         "assert 'tree_sitter' not in sys.modules; e.classify('ls'); "
         "assert 'tree_sitter' in sys.modules"
     )

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from epistemic_agent import __version__
-from epistemic_agent.effects import classify
-from epistemic_agent.effects_cache import EffectCache
-from epistemic_agent.effects_model import REVISION
+from epistemic_agent.effects.cache import EffectCache
+from epistemic_agent.effects.classify import classify
+from epistemic_agent.effects.model import REVISION
 
 COMMANDS = ["ls -la", "echo hi > out.txt", "rm -rf build", "make test", "git commit -m x"]
 
@@ -60,7 +60,7 @@ def test_a_cached_command_does_not_load_the_parser(tmp_path: Path) -> None:
     cache.classify("ls -la")
     cache.save()
     code = (
-        "import sys; from pathlib import Path; from epistemic_agent.effects_cache import "
+        "import sys; from pathlib import Path; from epistemic_agent.effects.cache import "
         f"EffectCache; EffectCache(Path({str(path)!r})).classify('ls -la'); "
         "assert 'tree_sitter' not in sys.modules"
     )

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from epistemic_agent import effects_programs
-from epistemic_agent.effects import MUTATING, READ_ONLY, classify
-from epistemic_agent.effects_core import HANDLERS, Word, lit
-from epistemic_agent.effects_grammar_doc import render
-from epistemic_agent.effects_options import (
+from epistemic_agent.effects import programs as effects_programs
+from epistemic_agent.effects.classify import MUTATING, READ_ONLY, classify
+from epistemic_agent.effects.core import HANDLERS, Word, lit
+from epistemic_agent.effects.grammar_doc import render
+from epistemic_agent.effects.options import (
     FLAG,
     GRAMMARS,
     OPTIONAL,
@@ -347,5 +347,5 @@ def test_every_grammar_belongs_to_a_program_the_tables_handle() -> None:
 def test_the_grammar_docs_are_generated_from_the_tables() -> None:
     assert (ROOT / "docs" / "classifier.md").read_text() == render(), (
         "docs/classifier.md is stale: run "
-        "`python -m epistemic_agent.effects_grammar_doc > docs/classifier.md`"
+        "`python -m epistemic_agent.effects.grammar_doc > docs/classifier.md`"
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent.session import Session, Settings
+from epistemic_agent.runtime.session import Session, Settings
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 CHANGE = "The report asks for this edit; making it is the change itself, nothing more."
@@ -145,7 +145,7 @@ def test_the_hook_is_read_only_to_acts(repo: Path) -> None:
 def test_what_an_act_left_is_taken_only_as_ids(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from epistemic_agent.git_hook import trailers_for
+    from epistemic_agent.cli.git_hook import trailers_for
 
     ws = tmp_path / "plain"
     ws.mkdir()

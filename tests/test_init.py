@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from epistemic_agent.cli import main
-from epistemic_agent.client_setup import CLAUDE_DENY, INSTRUCTIONS
-from epistemic_agent.config_merge import SECTION_BEGIN, SECTION_END, Want, merge_json
+from epistemic_agent.cli.client_setup import CLAUDE_DENY, INSTRUCTIONS
+from epistemic_agent.cli.config_merge import SECTION_BEGIN, SECTION_END, Want, merge_json
 
 ROOT = Path(__file__).resolve().parent.parent
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
@@ -402,7 +402,7 @@ def test_what_a_file_holds_cannot_drive_the_terminal(
 
 
 def test_the_docs_give_the_headless_invocations_the_tests_run() -> None:
-    from epistemic_agent.client_setup import CLAUDE_HEADLESS, CODEX_HEADLESS
+    from epistemic_agent.cli.client_setup import CLAUDE_HEADLESS, CODEX_HEADLESS
 
     lines = [line.format(workspace="/path/to/repo") for line in (CLAUDE_HEADLESS, CODEX_HEADLESS)]
     for doc in (ROOT / "README.md", ROOT / "docs" / "clients.md"):

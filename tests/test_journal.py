@@ -22,19 +22,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from epistemic_agent import __version__
-from epistemic_agent import session as session_module
-from epistemic_agent.gate import Call, GateConfig, check
-from epistemic_agent.journal import (
+from epistemic_agent.core.vocabulary import ACT_NAMES
+from epistemic_agent.gate.check import Call, GateConfig, check
+from epistemic_agent.journal.log import (
     FORMAT_VERSION,
     GENESIS,
     JournalError,
     JournalWriter,
     read_records,
 )
-from epistemic_agent.records import merge_calls
-from epistemic_agent.session import Session, Settings
-from epistemic_agent.verify import verify_journal
-from epistemic_agent.vocabulary import ACT_NAMES
+from epistemic_agent.journal.records import merge_calls
+from epistemic_agent.journal.verify import verify_journal
+from epistemic_agent.runtime import session as session_module
+from epistemic_agent.runtime.session import Session, Settings
 
 EPISTEMIC = Path(sys.executable).with_name("epistemic")
 REASON = "learn what the workspace contains before changing it"
@@ -230,7 +230,7 @@ def test_writer_refuses_a_journal_that_shrank_under_it(tmp_path: Path) -> None:
 KILLED_SESSION = textwrap.dedent(
     """
     import sys
-    from epistemic_agent.session import Session
+    from epistemic_agent.runtime.session import Session
 
     with Session(sys.argv[1]) as session:
         session.bash(
@@ -393,7 +393,7 @@ WORKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from epistemic_agent.session import Session
+    from epistemic_agent.runtime.session import Session
 
     ws, worker, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     while not (ws / "go").exists():
@@ -672,7 +672,7 @@ def test_read_records_notes_repeated_problems_once(tmp_path: Path) -> None:
 @pytest.mark.parametrize("value", [True, None, 7, 1.5, "a.txt", {"a": 1}])
 def test_history_folds_records_whose_paths_are_not_lists(value: Any) -> None:
     """A foreign or broken writer's `observed` and `effect` fields: skipped, never a crash."""
-    from epistemic_agent.history import History
+    from epistemic_agent.journal.history import History
 
     history = History("/ws")
     history.fold({"kind": "call", "seq": 1, "act": "change-state", "effect": {"writes": value}})

@@ -182,7 +182,7 @@ def test_rejected_rows_keep_the_columns(ws: Path, tmp_path: Path) -> None:
 
 
 def test_read_tail_reads_the_end_of_a_regular_file(tmp_path: Path) -> None:
-    from epistemic_agent.live_tail import read_tail
+    from epistemic_agent.runtime.live.tail import read_tail
 
     path = tmp_path / "out"
     path.write_text("first\n" + "a" * 5000 + "\nsecond\nthird\n")
@@ -193,7 +193,7 @@ def test_read_tail_reads_the_end_of_a_regular_file(tmp_path: Path) -> None:
 
 
 def test_read_tail_refuses_links_and_special_files(tmp_path: Path) -> None:
-    from epistemic_agent.live_tail import read_tail
+    from epistemic_agent.runtime.live.tail import read_tail
 
     secret = tmp_path / "secret"
     secret.write_text("the key\n")
@@ -208,8 +208,8 @@ def test_read_tail_refuses_links_and_special_files(tmp_path: Path) -> None:
 def test_the_tail_is_redacted_and_escaped(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from epistemic_agent.live_tail import Activity, Tail
-    from epistemic_agent.redact import Redactor
+    from epistemic_agent.core.redact import Redactor
+    from epistemic_agent.runtime.live.tail import Activity, Tail
 
     out, err = tmp_path / "out", tmp_path / "err"
     token = "ghp_" + "Zx9" * 12

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent.gate import RULES
+from epistemic_agent.gate.check import RULES
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 REASON = "work on the file the task names, whatever its name"

@@ -15,9 +15,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from epistemic_agent.prompt import system_prompt
-from epistemic_agent.tools import TOOL_SPECS
-from epistemic_agent.verify import verify_journal
+from epistemic_agent.core.tools import TOOL_SPECS
+from epistemic_agent.journal.verify import verify_journal
+from epistemic_agent.runtime.prompt import system_prompt
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."

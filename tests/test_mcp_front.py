@@ -14,9 +14,9 @@ import mcp_types
 import pytest
 from mcp.shared.message import SessionMessage
 
-from epistemic_agent import mcp_front
-from epistemic_agent.mcp_server import Gatekeeper, build_server, handshake_answers
-from epistemic_agent.policy import preset
+from epistemic_agent.mcp import front as mcp_front
+from epistemic_agent.mcp.server import Gatekeeper, build_server, handshake_answers
+from epistemic_agent.policy.rules import preset
 
 INITIALIZE = {
     "jsonrpc": "2.0",

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from epistemic_agent import observe_fanotify
-from epistemic_agent.observe import (
+from epistemic_agent.execute.observe import fanotify as observe_fanotify
+from epistemic_agent.execute.observe.base import (
     DEFAULT_IGNORE,
     Changes,
     Observer,
     SnapshotObserver,
 )
-from epistemic_agent.observe_fanotify import FanotifyObserver
-from epistemic_agent.observers import OBSERVERS, best_observer, observer_class
+from epistemic_agent.execute.observe.fanotify import FanotifyObserver
+from epistemic_agent.execute.observe.registry import OBSERVERS, best_observer, observer_class
 
 PY = sys.executable
 
@@ -347,7 +347,8 @@ def test_default_ignore() -> None:
 
 def test_import_is_light() -> None:
     code = (
-        "import sys; import epistemic_agent.observe, epistemic_agent.observe_fanotify; "
+        "import sys; import epistemic_agent.execute.observe.base, "
+        "epistemic_agent.execute.observe.fanotify; "
         "print('ctypes' in sys.modules)"
     )
     done = subprocess.run([PY, "-c", code], capture_output=True, text=True, check=True)

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent import cli, cli_policy
-from epistemic_agent.policy import (
+from epistemic_agent.cli import app as cli
+from epistemic_agent.cli import policy as cli_policy
+from epistemic_agent.policy.file import load_policy
+from epistemic_agent.policy.rules import (
     Decision,
     Policy,
     PolicyError,
@@ -24,7 +26,6 @@ from epistemic_agent.policy import (
     first_program,
     preset,
 )
-from epistemic_agent.policy_file import load_policy
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "policy.md").read_text()

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from epistemic_agent.outcome_line import excerpt, last_meaningful
-from epistemic_agent.records import CallView
-from epistemic_agent.tables import calls_table
+from epistemic_agent.core.outcome_line import excerpt, last_meaningful
+from epistemic_agent.journal.records import CallView
+from epistemic_agent.reports.tables import calls_table
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 ESC = "\x1b"

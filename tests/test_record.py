@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from epistemic_agent.record_check import PROBLEMS, check_record
-from epistemic_agent.session import Session
+from epistemic_agent.journal.record_check import PROBLEMS, check_record
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "see what the workspace holds before changing anything"
@@ -187,7 +187,7 @@ def test_more_unreferenced_blobs_than_a_call_in_flight_explains(ws: Path) -> Non
     lines = lines_of(ws)
     journal_of(ws).write_bytes(b"".join(lines[:-1]))
     (ws / ".epistemic" / "head.json").unlink()
-    from epistemic_agent.evidence_check import IN_FLIGHT_BLOBS
+    from epistemic_agent.journal.evidence_check import IN_FLIGHT_BLOBS
 
     for index in range(IN_FLIGHT_BLOBS):  # with the last call's own: one more than it explains
         data = f"one more: {index}\n".encode()

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from epistemic_agent.redact import Redactor, check_patterns
+from epistemic_agent.core.redact import Redactor, check_patterns
 
 
 def mixed(n: int) -> str:
@@ -293,9 +293,9 @@ def imported_by(module: str) -> set[str]:
 
 
 def test_import_costs_nothing_but_re_and_typing() -> None:
-    extra = imported_by("epistemic_agent.redact") - imported_by("re") - imported_by("typing")
-    ours = {"epistemic_agent", "epistemic_agent.version", "epistemic_agent.redact"}
-    ours.add("epistemic_agent.redact_assign")
+    extra = imported_by("epistemic_agent.core.redact") - imported_by("re") - imported_by("typing")
+    ours = {"epistemic_agent", "epistemic_agent.core.version", "epistemic_agent.core.redact"}
+    ours.add("epistemic_agent.core.redact_assign")
     assert extra <= {"__future__", *ours}
 
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent.gate import Call, check
-from epistemic_agent.records import call_record, outcome_record
-from epistemic_agent.report import Report
-from epistemic_agent.session import Session
+from epistemic_agent.gate.check import Call, check
+from epistemic_agent.journal.records import call_record, outcome_record
+from epistemic_agent.reports.rationale.report import Report
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 REASON = "learn what this prints in the current workspace"

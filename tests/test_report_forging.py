@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from epistemic_agent import mdsafe, render
-from epistemic_agent.records import CallView
-from epistemic_agent.session import Session
-from epistemic_agent.verify import verify_journal
+from epistemic_agent.journal.records import CallView
+from epistemic_agent.journal.verify import verify_journal
+from epistemic_agent.reports.rationale import mdsafe, render
+from epistemic_agent.runtime.session import Session
 
 LOOK = "see what the workspace holds before changing anything"
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from epistemic_agent.session import Session
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "see what the workspace holds before changing anything"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent.session import Session
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 KEYGEN = shutil.which("ssh-keygen")

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from epistemic_agent.bundle import export
-from epistemic_agent.redact import Redactor
-from epistemic_agent.redact_assign import ANNOTATION
-from epistemic_agent.session import Session
+from epistemic_agent.core.redact import Redactor
+from epistemic_agent.core.redact_assign import ANNOTATION
+from epistemic_agent.reports.bundle.export import export
+from epistemic_agent.runtime.session import Session
 
 MARKER = "[REDACTED:secret-assignment]"
 SECRET = "hun" + "ter2-" + "Xq9"  # a value of no known token format

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from epistemic_agent.policy_file import load_policy
-from epistemic_agent.session import Session
-from epistemic_agent.verify import verify_journal
+from epistemic_agent.journal.verify import verify_journal
+from epistemic_agent.policy.file import load_policy
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "Check which credentials this job sees before calling the deploy API."

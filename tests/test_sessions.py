@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from epistemic_agent.catalog import listing
-from epistemic_agent.journal import read_records
+from epistemic_agent.journal.catalog import listing
+from epistemic_agent.journal.log import read_records
 from epistemic_agent.providers.base import AssistantMessage, ToolResults, UserMessage
-from epistemic_agent.resume import rebuild
-from epistemic_agent.session import Session
+from epistemic_agent.runtime.resume import rebuild
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "See which files the workspace holds before deciding anything."

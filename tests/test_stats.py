@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent import cli
+from epistemic_agent.cli import app as cli
 from epistemic_agent.demo import SCRIPT, prepare_workspace
-from epistemic_agent.diff import align
-from epistemic_agent.policy import preset
-from epistemic_agent.records import CallView
-from epistemic_agent.session import Session
-from epistemic_agent.sessions import version_notes
-from epistemic_agent.stats import SUMMED
+from epistemic_agent.journal.records import CallView
+from epistemic_agent.journal.sessions import version_notes
+from epistemic_agent.policy.rules import preset
+from epistemic_agent.reports.diff import align
+from epistemic_agent.reports.stats import SUMMED
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from epistemic_agent.structs import FrozenInstanceError, field, struct
+from epistemic_agent.core.structs import FrozenInstanceError, field, struct
 
 
 @struct

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from epistemic_agent.approval import Answer, Request
-from epistemic_agent.policy import PolicyError
-from epistemic_agent.policy_file import load_policy
-from epistemic_agent.session import Session, Settings
-from epistemic_agent.supervisor import VerdictError, make_supervisor, parse_verdict
-from epistemic_agent.supervisor_spec import SupervisorSpec
+from epistemic_agent.policy.file import load_policy
+from epistemic_agent.policy.rules import PolicyError
+from epistemic_agent.policy.supervisor import SupervisorSpec
+from epistemic_agent.runtime.approval import Answer, Request
+from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.runtime.supervisor import VerdictError, make_supervisor, parse_verdict
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 CHANGE = "The task asks for a marker file; creating it is the change itself."

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from epistemic_agent.models import ModelInfo
+from epistemic_agent.providers.models import ModelInfo
 from fakeserver import FakeServer
 from providerkit import (
     REASON,

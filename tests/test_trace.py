@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent.approval import Answer, Request
-from epistemic_agent.policy import preset
-from epistemic_agent.session import Session, Settings
+from epistemic_agent.policy.rules import preset
+from epistemic_agent.runtime.approval import Answer, Request
+from epistemic_agent.runtime.session import Session, Settings
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 CHANGE = "The report asks for this edit; making it is the change itself, nothing more."
@@ -515,7 +515,7 @@ BAD = (["x"], {"a": 1}, True, None, 10**30, "x\x1b[2J", [{"path": 5}], [{"path":
 def test_trace_never_crashes_on_fields_of_the_wrong_type(mixed: Path, tmp_path: Path) -> None:
     """Each field trace reads, set to each bad value: a clear answer, never a traceback, and
     no escape sequence reaches the terminal."""
-    from epistemic_agent import cli
+    from epistemic_agent.cli import app as cli
 
     path = mixed / ".epistemic" / "journal.jsonl"
     original = path.read_text()
@@ -559,7 +559,7 @@ def _main(cli: Any, args: list[str]) -> int:
 
 def test_run_and_mcp_record_the_ticket(tmp_path: Path) -> None:
     from epistemic_agent.demo import SCRIPT, prepare_workspace
-    from epistemic_agent.mcp_server import Gatekeeper
+    from epistemic_agent.mcp.server import Gatekeeper
 
     ws = prepare_workspace(tmp_path / "run")
     done = epistemic(
@@ -594,7 +594,7 @@ def test_the_hook_command_on_a_bad_message_file_is_a_clear_error(mixed: Path) ->
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from epistemic_agent.trace import BEFORE, _advance  # noqa: E402
+from epistemic_agent.reports.trace.model import BEFORE, _advance  # noqa: E402
 
 LINES = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "d\n", "e\n"]), max_size=12)
 

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from epistemic_agent.journal import GENESIS
-from epistemic_agent.session import Session
-from epistemic_agent.verify import verify_journal
+from epistemic_agent.journal.log import GENESIS
+from epistemic_agent.journal.verify import verify_journal
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = Path(sys.executable).with_name("epistemic")
 REASONS = (

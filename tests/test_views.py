@@ -18,13 +18,14 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent import html_report, sessions
-from epistemic_agent.approval import Answer, Request
-from epistemic_agent.html_assets import JS, SCRIPT_HASH
-from epistemic_agent.plot import ACT_COLOURS, status_of
-from epistemic_agent.policy import preset
-from epistemic_agent.session import Session
-from epistemic_agent.vocabulary import ACT_NAMES
+from epistemic_agent.core.vocabulary import ACT_NAMES
+from epistemic_agent.journal import sessions
+from epistemic_agent.policy.rules import preset
+from epistemic_agent.reports.html import page as html_report
+from epistemic_agent.reports.html.assets import JS, SCRIPT_HASH
+from epistemic_agent.reports.plot import ACT_COLOURS, status_of
+from epistemic_agent.runtime.approval import Answer, Request
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 CHROMIUM = "/usr/bin/chromium"
@@ -471,7 +472,7 @@ def test_a_screenshot_of_the_page(pages: dict[str, Path], tmp_path: Path) -> Non
 
 
 def test_html_text_cannot_be_made_to_read_reversed() -> None:
-    from epistemic_agent.html_assets import esc
+    from epistemic_agent.core.safetext import esc
 
     shown = esc("rm -rf \u202e/ssalg\u202c and \u2066x\u2069")
     assert not any(char in shown for char in "\u202e\u202c\u2066\u2069")

@@ -16,13 +16,13 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from epistemic_agent import call_diff
-from epistemic_agent.catalog import find_layout
-from epistemic_agent.journal import Position, follow
-from epistemic_agent.mdsafe import visible
-from epistemic_agent.records import CallView
-from epistemic_agent.report import Report
-from epistemic_agent.session import Session
+from epistemic_agent.journal.catalog import find_layout
+from epistemic_agent.journal.log import Position, follow
+from epistemic_agent.journal.records import CallView
+from epistemic_agent.reports.rationale import diffs as call_diff
+from epistemic_agent.reports.rationale.mdsafe import visible
+from epistemic_agent.reports.rationale.report import Report
+from epistemic_agent.runtime.session import Session
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 CHROMIUM = "/usr/bin/chromium"

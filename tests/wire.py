@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from epistemic_agent.tools import anthropic_tools, openai_tools, responses_tools
+from epistemic_agent.core.tools import anthropic_tools, openai_tools, responses_tools
 
 MODEL = "test-model"
 

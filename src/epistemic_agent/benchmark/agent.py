@@ -19,7 +19,7 @@ from .tasks import Task
 if TYPE_CHECKING:
     from typing import Any
 
-    from .runner import BenchConfig, Running
+    from .config import BenchConfig, Running
 
 RUN_TIMEOUT = 3600.0
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .runner import BenchConfig, Play, run_many
+from .config import BenchConfig, Play
+from .runner import run_many
 from .tasks import SESSIONS, Task
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def as_labelled(row: dict[str, Any]) -> bool:
 def _save(out: Path, rows: list[dict[str, Any]]) -> None:
     import json
 
-    from ..fsutil import atomic_write
+    from ..core.fsutil import atomic_write
 
     body = {"plays": rows, "ok": all(row.get("ok") for row in rows)}
     atomic_write(out / CHECK_NAME, json.dumps(body, indent=1).encode("utf-8"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..structs import struct
+from ..core.structs import struct
 from . import TASKS_DIR
 
 

@@ -22,8 +22,9 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from ..structs import struct
-from .tasks import Pristine, Task
+from ..core.structs import struct
+from . import judgelib
+from .tasks import Pristine, Task, TaskError, prepare_workspace
 
 ORACLE_TIMEOUT = 900.0  # hang protection only: each run of the agent's code has its budget
 HERE = Path(__file__).resolve().parent
@@ -105,7 +106,6 @@ def judge(
     pristine: Pristine | None = None,
 ) -> Verdict:
     """Copy the oracle in, run it on the finished workspace, read its verdict."""
-    from .tasks import TaskError, prepare_workspace
 
     folder = private.root / "judge"
     try:
@@ -179,8 +179,6 @@ def oracle_env(
 @cache
 def python3() -> str:
     """The real interpreter behind `python3` on PATH (judgelib.python3), asked once."""
-    from . import judgelib
-
     return judgelib.python3()
 
 
@@ -233,3 +231,19 @@ def measure_speed() -> float:
             return 1.0
     finally:
         private.remove()
+
+
+def run_oracle(task: Task, workspace: Path, explain: bool = False) -> tuple[bool, str]:
+    """The task's judge on a finished workspace (laid out as `epistemic bench` does): passed,
+    and its verdict line (an oracle error never passes)."""
+    from .hiding import git_folders, task_copies
+
+    batch = Batch()
+    try:
+        private = Private(batch)
+        copies = [task.folder.parent, *task_copies()]
+        hidden = (str(batch.judges), *map(str, copies), *map(str, git_folders(copies)))
+        verdict = judge(task, workspace, private, hidden, measure_speed(), explain, batch.pristine)
+    finally:
+        batch.remove()
+    return verdict.passed, verdict.line

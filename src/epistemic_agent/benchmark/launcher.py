@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..confine import Confinement
+    from ..execute.sandbox.confinement import Confinement
 
 
 def main() -> None:
@@ -72,8 +72,8 @@ def _confinement(spec: dict[str, Any]) -> Confinement | None:
     spec asks for none. Detected here, while this process is single-threaded."""
     if not spec.get("confine"):
         return None
-    from ..confine import Confinement
-    from ..confine_platform import detect
+    from ..execute.sandbox.confinement import Confinement
+    from ..execute.sandbox.platform import detect
 
     platform = detect()
     hide = [Path(path) for path in spec.get("hide", ()) if os.path.lexists(path)]
@@ -97,7 +97,7 @@ def _new_pid_namespace(confinement: Confinement | None) -> bool:
     """The next child becomes process 1 of a new PID namespace, where namespaces are there."""
     if confinement is None or confinement.mechanism != "landlock+namespaces":
         return False
-    from .. import confine_sys
+    from ..execute.sandbox import syscalls as confine_sys
 
     try:
         confine_sys.unshare(confine_sys.CLONE_NEWPID)
@@ -139,7 +139,7 @@ def _supervise(
 
 def _private_proc() -> None:
     """A mount namespace with a /proc of the new PID namespace: no other process in sight."""
-    from .. import confine_sys
+    from ..execute.sandbox import syscalls as confine_sys
 
     confine_sys.unshare(confine_sys.CLONE_NEWNS)
     confine_sys.mount(None, "/", None, confine_sys.MS_REC | confine_sys.MS_PRIVATE)
@@ -173,8 +173,8 @@ def _exec(spec: dict[str, Any], confinement: Confinement | None, prefix: tuple[s
 def _nest(confinement: Confinement) -> None:
     """A Landlock domain inside the supervisor's: the code cannot trace it or open its
     /proc entries (memory, descriptors, environment)."""
-    from .. import confine_landlock
-    from ..confine_apply import DEVICES
+    from ..execute.sandbox import landlock as confine_landlock
+    from ..execute.sandbox.apply import DEVICES
 
     view = confinement.view("change-state")
     grants = tuple(Path(path) for path in view.writable)

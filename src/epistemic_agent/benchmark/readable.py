@@ -28,7 +28,7 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-from ..structs import struct
+from ..core.structs import struct
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/dev", "/proc")
 
@@ -67,7 +67,7 @@ def allow_list(home: Path | None) -> Reads:
 def python_facts() -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """The real interpreter behind the tasks' `python3`, its installation prefixes, and the
     benchmark task folders it can import (asked once, isolated: no user site, no PYTHONPATH)."""
-    from .judge import python3
+    from .judgelib import python3
 
     python = os.path.realpath(python3())
     code = (
@@ -95,6 +95,6 @@ def python_facts() -> tuple[str, tuple[str, ...], tuple[str, ...]]:
 
 
 def _beneath(path: str, folders: list[str]) -> bool:
-    from ..confine_read import beneath
+    from ..execute.sandbox.readable import beneath
 
     return beneath(path, tuple(folders))

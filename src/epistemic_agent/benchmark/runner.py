@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..structs import struct
 from .agent import last_line, session
+from .config import BenchConfig, Play, Running
 from .judge import Batch, Private, judge, measure_speed
 from .tasks import Task, TaskError
 
@@ -27,34 +27,6 @@ RESULTS_NAME = "results.json"
 #: steps, too many rejections); anything else (usage, provider error, interrupted, killed) is
 #: not a result: the task runs again next time.
 ENDED = (0, 3, 4)
-
-
-@struct
-class BenchConfig:
-    """What to run: the model (`replay` plays each task's reference session), step limit."""
-
-    model: str
-    out: Path
-    max_steps: int = 80
-    jobs: int = 2
-    fresh: bool = False
-    extra_args: tuple[str, ...] = ()
-    hide: tuple[str, ...] = ()  # more paths the agents must not see (`--hide`)
-    speed: float | None = None  # the machine's slowness for the oracles' budgets (None: measure)
-    explain: bool = False  # oracles explain their failures (maintainers, --check-oracles only)
-
-
-@struct
-class Play:
-    """One scripted session of `--check-oracles`: its kind, its file, what it must come to."""
-
-    kind: str  # reference, alternative, wrong, gaming
-    script: Path
-    expect: str  # pass or fail
-
-    @property
-    def label(self) -> str:
-        return f"{self.kind}-{self.script.stem}"
 
 
 def finished(task: Task, config: BenchConfig) -> dict[str, Any] | None:
@@ -128,7 +100,7 @@ def run_task(
 
 def _numbers(workspace: Path) -> dict[str, Any]:
     """Calls, shape, rejections, reverts, flags, tokens and the stop, from the journal."""
-    from ..sessions import ReadError, load, summary
+    from ..journal.sessions import ReadError, load, summary
 
     try:
         numbers = summary(load(workspace))
@@ -150,7 +122,7 @@ def _numbers(workspace: Path) -> dict[str, Any]:
 
 
 def _save(folder: Path, row: dict[str, Any]) -> dict[str, Any]:
-    from ..fsutil import atomic_write
+    from ..core.fsutil import atomic_write
 
     atomic_write(folder / RESULT_NAME, json.dumps(row, indent=1).encode("utf-8"))
     return row
@@ -173,7 +145,7 @@ def run_all(
     results = run_many([(task, None) for task in todo], config, on_done)
     rows.update((row["task"], row) for row in results)
     ordered = [rows[task.name] for task in tasks]
-    from ..fsutil import atomic_write
+    from ..core.fsutil import atomic_write
 
     body = {"model": config.model, "tasks": ordered, "totals": totals(ordered)}
     atomic_write(config.out / RESULTS_NAME, json.dumps(body, indent=1).encode("utf-8"))
@@ -214,36 +186,6 @@ def run_many(
     pool.shutdown()
     batch.remove()
     return [row for row in rows if row is not None]
-
-
-class Running:
-    """The agents running now, so that Ctrl-C reaches them (each runs in its own session)."""
-
-    def __init__(self) -> None:
-        import threading
-
-        self._lock = threading.Lock()
-        self._processes: set[Any] = set()
-
-    def add(self, process: Any) -> None:
-        with self._lock:
-            self._processes.add(process)
-
-    def discard(self, process: Any) -> None:
-        with self._lock:
-            self._processes.discard(process)
-
-    def interrupt(self) -> None:
-        """Ctrl-C twice to every running agent: the first stops its loop, the second the
-        command it is running; each journals that it was interrupted."""
-        import signal
-
-        for _ in range(2):
-            with self._lock:
-                for process in self._processes:
-                    if process.poll() is None:
-                        process.send_signal(signal.SIGINT)
-            time.sleep(0.3)
 
 
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .runner import BenchConfig, Play, run_many
+from .config import BenchConfig, Play
+from .runner import run_many
 from .tasks import Task
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def measure(
     rows = run_many(items, supervised, reviewed)
     per_task = [_task_row(task, [r for r in rows if r["task"] == task.name]) for task in tasks]
     body = {"supervisor": supervisor, "tasks": per_task, "totals": _totals(per_task)}
-    from ..fsutil import atomic_write
+    from ..core.fsutil import atomic_write
 
     atomic_write(config.out / SUPERVISED_NAME, json.dumps(body, indent=1).encode("utf-8"))
     return body
@@ -65,7 +66,7 @@ def measure(
 def reviews_of(workspace: Path) -> dict[str, Any]:
     """What the supervisor said in one played session: the calls it flagged or blocked, and
     its reviews that failed."""
-    from ..journal import read_records
+    from ..journal.log import read_records
 
     journal = workspace / ".epistemic" / "journal.jsonl"
     try:

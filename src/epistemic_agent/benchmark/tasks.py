@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ..structs import struct
+from ..core.structs import struct
 from . import TASKS_DIR
 
 PREPARE_TIMEOUT = 120.0
@@ -146,23 +146,6 @@ class Pristine:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-def run_oracle(task: Task, workspace: Path, explain: bool = False) -> tuple[bool, str]:
-    """The task's judge on a finished workspace (laid out as `epistemic bench` does): passed,
-    and its verdict line (an oracle error never passes)."""
-    from .hiding import git_folders, task_copies
-    from .judge import Batch, Private, judge, measure_speed
-
-    batch = Batch()
-    try:
-        private = Private(batch)
-        copies = [task.folder.parent, *task_copies()]
-        hidden = (str(batch.judges), *map(str, copies), *map(str, git_folders(copies)))
-        verdict = judge(task, workspace, private, hidden, measure_speed(), explain, batch.pristine)
-    finally:
-        batch.remove()
-    return verdict.passed, verdict.line
 
 
 def _run(argv: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:

@@ -42,13 +42,13 @@ def run_oracle(workspace: Path) -> tuple[bool, str]:
 
 
 def run_demo(out: Path | None, json_events: bool = False, color: bool | None = None) -> int:
-    from ..agent import Agent
-    from ..frontend import JsonEvents
-    from ..live import LiveEvents
+    from ..policy.supervisor import SupervisorSpec
     from ..providers.replay import ReplayProvider
-    from ..session import Session
-    from ..supervisor import make_supervisor
-    from ..supervisor_spec import SupervisorSpec
+    from ..runtime.agent import Agent
+    from ..runtime.events import JsonEvents
+    from ..runtime.live.view import LiveEvents
+    from ..runtime.session import Session
+    from ..runtime.supervisor import make_supervisor
 
     workspace = prepare_workspace(out)
     task = (workspace / "task.md").read_text(encoding="utf-8").strip()

@@ -59,7 +59,7 @@ def make_provider(
             raise ModelSpecError(str(error)) from None
         return made
     if options is None:
-        from ..models import lookup
+        from .models import lookup
 
         options = ModelOptions(lookup(kind, model, {}))
     default_env = "ANTHROPIC_API_KEY" if kind == "anthropic" else "OPENAI_API_KEY"

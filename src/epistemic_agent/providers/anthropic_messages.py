@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..models import ModelInfo
-from ..tools import anthropic_tools
+from ..core.tools import anthropic_tools
 from .anthropic_stream import assemble, from_anthropic
 from .base import (
     AssistantMessage,
@@ -23,6 +22,7 @@ from .base import (
     api_key,
     call_sdk,
 )
+from .models import ModelInfo
 from .streams import events
 
 CACHE = {"type": "ephemeral"}

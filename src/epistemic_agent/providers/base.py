@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from ..models import ModelInfo
-from ..structs import field, struct
+from ..core.structs import field, struct
+from .models import ModelInfo
 
 
 @struct

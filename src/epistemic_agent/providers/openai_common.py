@@ -7,8 +7,8 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..models import ModelInfo
 from .base import ModelOptions, api_key
+from .models import ModelInfo
 
 OPENAI_HOST = "api.openai.com"
 

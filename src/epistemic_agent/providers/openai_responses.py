@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tools import responses_tools
+from ..core.tools import responses_tools
 from .base import (
     AssistantMessage,
     Message,

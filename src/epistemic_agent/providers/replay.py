@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..structs import field, struct
+from ..core.structs import field, struct
 from .base import Message, ProviderError, ToolCall, Turn
 
 

@@ -1,0 +1,1 @@
+"""Declared versus done, after the fact: the consistency flags and lint."""

@@ -1,0 +1,141 @@
+"""`epistemic pending`, `approve` and `deny`: answer a session's approval requests from
+another terminal (the file channel; see approval.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.errors import UsageError
+from ..runtime.options import session_choice, workspace_option
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..runtime.approval_sessions import Place
+
+EXIT_NOT_PENDING = 1
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "pending",
+        help="list calls waiting for a human's approval",
+        description="The approval requests open in a workspace, session by session (oldest "
+        "first), each with the session it waits in.",
+    )
+    workspace_option(p)
+    _session_option(p, "list only this session's requests")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.set_defaults(handler=_cmd_pending)
+    for name, verb in (("approve", "approved"), ("deny", "denied")):
+        p = sub.add_parser(
+            name,
+            help=f"{name} a call that waits for approval",
+            description=f"Answer the open request for call SEQ: {verb}. The answer is signed "
+            "with your SSH key (--key FILE, else the first key ssh-agent holds, else "
+            "~/.ssh/id_ed25519; `ssh-keygen -Y sign`, namespace epistemic-approval), and the "
+            "session checks it against the policy's allowed_signers before the call runs: "
+            "the journal records the signer's identity from that file, the key, the signature "
+            "and the comment. Exit 0 when the "
+            "answer was taken; 1 when it cannot be: the request was answered already, timed "
+            "out or withdrawn, was never opened, or the session that asked is gone; 2 when "
+            "call SEQ waits in several sessions and --session does not say which.",
+        )
+        p.add_argument("seq", type=int, metavar="SEQ", help="the call's number")
+        workspace_option(p)
+        _session_option(p, "the session whose call SEQ to answer (default: the one session "
+                        "where a request for call SEQ waits)")  # fmt: skip
+        p.add_argument(
+            "--as",
+            dest="name",
+            metavar="NAME",
+            help="who answers: must be a principal of your key in allowed_signers (unsigned: "
+            "recorded as claimed)",
+        )
+        p.add_argument("--comment", default="", metavar="TEXT", help="why (the model sees it)")
+        p.add_argument("--key", metavar="FILE", help="the SSH key to sign with")
+        p.add_argument(
+            "--unsigned",
+            action="store_true",
+            help="answer without a signature (counts only where the policy says "
+            'signatures = "optional")',
+        )
+        p.set_defaults(handler=_cmd_answer, decision=verb)
+
+
+def _session_option(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--session", metavar="ID", help=f"{help}: its id or a unique prefix")
+
+
+def _places(args: argparse.Namespace) -> list[Place]:
+    from ..runtime.approval_sessions import places
+
+    directory = Path(args.directory)
+    if not directory.is_dir():
+        raise UsageError(f"workspace {directory} is not a directory")
+    chosen = session_choice(args)
+    if chosen == "new":
+        raise UsageError("--session new: a new session has nothing waiting; give an id")
+    return places(directory, chosen)
+
+
+def _cmd_pending(args: argparse.Namespace) -> int:
+    from ..runtime.approval import visible
+    from ..runtime.approval_sessions import waiting
+
+    requests = waiting(_places(args))
+    if args.json:
+        print(json.dumps(requests, ensure_ascii=False, indent=1))
+        return 0
+    if not requests:
+        print("no call is waiting for approval")
+        return 0
+    for item in requests:
+        state = "" if item.get("waiting") else "  (the asking process is gone)"
+        rule = visible(str(item.get("rule") or "default"))
+        print(f"call {item['seq']}: {visible(str(item.get('act')))} · rule {rule}{state}")
+        print(f"  session  {visible(str(item['session_id']))}")
+        print(f"  reason   {visible(' '.join(str(item.get('reason', '')).split()))}")
+        print(f"  command  {visible(str(item.get('command')))}")
+        paths = item.get("paths") or []
+        if paths:
+            print(f"  writes   {visible(', '.join(map(str, paths)))}")
+        asked = f"{item.get('requested')} ({item.get('message')})"
+        print(f"  asked    {visible(asked)}")
+        if item.get("signatures") == "required":
+            print("  answer   signed: epistemic approve|deny SEQ [--session ID] [--key FILE]")
+    return 0
+
+
+def _cmd_answer(args: argparse.Namespace) -> int:
+    from ..runtime.approval import who
+    from ..runtime.approval_files import answer
+    from ..runtime.approval_sessions import folder_for
+
+    if args.seq <= 0:
+        raise UsageError("SEQ is a call number: 1 or more")
+    found = _places(args)
+    folder = folder_for(found, args.seq)
+    if folder is None:
+        single = len(found) == 1 and found[0].session
+        where = f"session {found[0].session}" if single else "this workspace"
+        print(
+            f"epistemic: no request for call {args.seq} was ever opened in {where} "
+            "(see `epistemic pending`)",
+            file=sys.stderr,
+        )
+        return EXIT_NOT_PENDING
+    problem = answer(
+        folder, args.seq, args.decision, args.name, args.comment, args.key, args.unsigned
+    )
+    if problem is not None:
+        print(f"epistemic: {problem}", file=sys.stderr)
+        return EXIT_NOT_PENDING
+    how = "unsigned" if args.unsigned else "signed"
+    claimed = f" as {args.name}" if args.name else ("" if not args.unsigned else f" as {who(None)}")
+    print(f"call {args.seq} {args.decision}{claimed} ({how}); the session checks the answer")
+    return 0

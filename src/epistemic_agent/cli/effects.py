@@ -1,0 +1,165 @@
+"""`epistemic classify` and `epistemic doctor`: what the gate thinks of a command, and what this
+machine can enforce."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from ..core.errors import UsageError
+from ..runtime.options import command_option, command_text, command_words, workspace_option
+
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "classify",
+        help="what a shell command would do: read-only, mutating or unknown",
+        description="Classify a shell command from its parse (tree-sitter-bash): read-only, "
+        "mutating (with the paths it writes or deletes) or unknown, and why. With --batch, read "
+        "JSON Lines from stdin (each a JSON string holding one command) and write one JSON "
+        "object per line. Exit 0; 2 on bad input.",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--batch", action="store_true", help="JSON Lines in, JSON Lines out")
+    command_option(p)
+    p.set_defaults(handler=_cmd_classify)
+    p = sub.add_parser(
+        "doctor", help="what this machine can confine and observe: each guarantee, held or not"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    workspace_option(p, "the workspace to check observation for (default: .)")
+    p.set_defaults(handler=_cmd_doctor)
+
+
+def _cmd_classify(args: argparse.Namespace) -> int:
+    from ..effects.classify import classify
+
+    if args.batch:
+        return _classify_batch(classify)
+    words = command_words(args.words)
+    if not words:
+        raise UsageError("give a command after --, or use --batch")
+    command = command_text(words)
+    effect = classify(command)
+    if args.json:
+        print(json.dumps({"command": command, **effect.to_json()}, ensure_ascii=False))
+        return 0
+    print(effect.cls)
+    for path in effect.to_json()["paths"]:
+        print(f"path: {path}")
+    if effect.dynamic:
+        print("path: (some paths are only known at run time)")
+    for reason in effect.reasons:
+        print(f"reason: {reason}")
+    return 0
+
+
+def _classify_batch(classify: Any) -> int:
+    bad = 0
+    for number, line in enumerate(sys.stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            command = json.loads(line)
+        except ValueError as error:
+            command = error
+        if not isinstance(command, str):
+            bad += 1
+            print(
+                f"epistemic: line {number} is not a JSON string holding a command", file=sys.stderr
+            )
+            print(json.dumps({"line": number, "error": "not a JSON string"}), flush=True)
+            continue
+        result = {"command": command, **classify(command).to_json()}
+        print(json.dumps(result, ensure_ascii=False), flush=True)
+    return 2 if bad else 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..core.vocabulary import GUARANTEES
+    from ..execute.observe.registry import best_observer
+    from ..execute.sandbox.confinement import probe
+    from ..execute.sandbox.platform import detect
+    from ..policy.rules import PolicyError
+    from ..runtime.guard import workspace_policy
+
+    workspace = Path(args.directory).resolve()
+    if not workspace.is_dir():
+        raise UsageError(f"workspace {workspace} is not a directory")
+    platform = detect(probe_bwrap=True)
+    try:
+        writable = workspace_policy(workspace).writable
+    except PolicyError as error:
+        print(f"epistemic: the workspace's policy does not load: {error}", file=sys.stderr)
+        writable = None
+    confinement = probe(platform, workspace, writable)
+    not_held = confinement.not_held()
+    observer = best_observer(workspace)
+    observation = {"method": observer.method, "workspace": str(workspace)}
+    if args.json:
+        guarantees = {
+            key: {"held": key not in not_held, "why": not_held.get(key)} for key in GUARANTEES
+        }
+        found = {
+            "confinement": {**platform.to_json(), "guarantees": guarantees},
+            "enforcement": _enforcement_json(platform),
+            "observation": observation,
+        }
+        print(json.dumps(found))
+        return 0
+    for line in _confinement_lines(confinement, not_held):
+        print(line)
+    note = (
+        "fanotify: precise, cheap"
+        if observer.method == "fanotify"
+        else ("a stat snapshot of the workspace before and after each call (slower on big trees)")
+    )
+    print(f"observation of what each call changed: {observer.method} ({note})")
+    return 0
+
+
+def _confinement_lines(confinement: Any, not_held: dict[str, str]) -> list[str]:
+    from ..core.vocabulary import GUARANTEES
+
+    platform = confinement.platform
+    landlock = (
+        f"ABI {platform.landlock_abi}"
+        if platform.landlock_abi is not None
+        else f"unavailable ({platform.landlock_error})"
+    )
+    namespaces = platform.namespaces or f"unavailable ({platform.namespaces_error})"
+    bwrap = platform.bwrap or "-"
+    if platform.bwrap_error:
+        bwrap += f" ({platform.bwrap_error})"
+    lines = [
+        f"confinement of every act: {confinement.mechanism}",
+        f"  landlock: {landlock}",
+        f"  namespaces: {namespaces}",
+        f"  bwrap: {bwrap}",
+    ]
+    for key, meaning in GUARANTEES.items():
+        if key in not_held:
+            lines.append(f"  NOT HELD  {key}: {not_held[key]}")
+        else:
+            lines.append(f"  held      {key}: {meaning}")
+    return lines
+
+
+def _enforcement_json(platform: Any) -> dict[str, Any]:
+    """The read-only workspace of observation acts, as `doctor --json` always reported it."""
+    mechanism = platform.mechanism()
+    best = "none" if mechanism == "none" else ("bwrap" if mechanism == "bwrap" else "landlock")
+    return {
+        "best": best,
+        "landlock_abi": platform.landlock_abi,
+        "landlock_error": platform.landlock_error,
+        "bwrap": platform.bwrap,
+        "bwrap_error": platform.bwrap_error,
+    }

@@ -1,0 +1,124 @@
+"""The record's plain readers: `log`, `report`, `verify` and `seal`, `types`, `rules`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import UsageError
+from ..runtime.options import session_choice, session_option
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("log", help="the session's calls, one merged record each")
+    p.add_argument("dir", nargs="?", default=".", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    session_option(p)
+    p.set_defaults(handler=_cmd_log)
+    p = sub.add_parser("report", help="re-render RATIONALE.md from the journal")
+    p.add_argument("dir", nargs="?", default=".", metavar="DIR")
+    session_option(p)
+    p.set_defaults(handler=_cmd_report)
+    from .verify import register
+
+    register(sub)  # verify and seal
+    p = sub.add_parser("types", help="the act vocabulary")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_cmd_types)
+    p = sub.add_parser("rules", help="the gate's rule ids")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_cmd_rules)
+
+
+def _journal_path(target: str, session: str | None = None) -> Path:
+    from ..journal.catalog import find_layout
+
+    path = Path(target)
+    journal = path if path.is_file() else find_layout(path, session).journal
+    if not journal.is_file():
+        raise UsageError(f"no journal at {journal}")
+    return journal
+
+
+def _cmd_log(args: argparse.Namespace) -> int:
+    from ..journal.log import read_numbered
+    from ..journal.notice import announce, check_journal
+    from ..journal.records import merge_calls
+
+    journal = _journal_path(args.dir, session_choice(args))
+    numbered, notes = read_numbered(journal)
+    records = [record for _, record in numbered]
+    views = merge_calls(records)
+    if records:
+        announce(check_journal(journal), numbered)  # first: what follows may not be as recorded
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not records and journal.stat().st_size:
+        raise UsageError(f"{journal} holds no journal records")
+    if args.json:
+        print(json.dumps([v.to_json() for v in views], ensure_ascii=False, indent=1))
+        return 0
+    from ..reports.tables import calls_table
+
+    calls_table(views)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ..journal.catalog import find_layout
+    from ..journal.log import read_numbered
+    from ..journal.notice import announce, check_journal, exit_status, notice
+    from ..reports.rationale.report import rebuild
+
+    journal = _journal_path(args.dir, session_choice(args))
+    layout = find_layout(journal)
+    from ..core.layout import moved_note
+
+    moved = moved_note(layout.workspace)
+    if moved is not None:
+        print(f"epistemic: note: {moved}", file=sys.stderr)
+    checked = check_journal(journal)
+    numbered = read_numbered(journal)[0]
+    announce(checked, numbered)  # first, and at the top of the report
+    position = rebuild(layout, warning=notice(checked, numbered))
+    print(f"{layout.report} re-rendered from {position.lines} journal line(s)")
+    return exit_status(checked)  # a verdict: the record does not verify
+
+
+def _cmd_types(args: argparse.Namespace) -> int:
+    from ..core.vocabulary import ACTS, FILE_TOOL_ACTS
+
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "acts": [
+                        {"name": a.name, "meaning": a.meaning, "mutating": a.mutating} for a in ACTS
+                    ],
+                    "file_tools": FILE_TOOL_ACTS,
+                },
+                indent=1,
+            )
+        )
+        return 0
+    width = max(len(a.name) for a in ACTS)
+    for act in ACTS:
+        flag = "mutating" if act.mutating else "read-only"
+        print(f"{act.name:<{width}}  {flag:<9}  {act.meaning}")
+    print("\nfile tools: " + ", ".join(f"{k} = {v}" for k, v in FILE_TOOL_ACTS.items()))
+    return 0
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from ..gate.check import RULES
+
+    if args.json:
+        print(json.dumps(RULES, indent=1))
+        return 0
+    width = max(map(len, RULES))
+    for rule, meaning in RULES.items():
+        print(f"{rule:<{width}}  {meaning}")
+    return 0

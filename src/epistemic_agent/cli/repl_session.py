@@ -1,0 +1,50 @@
+"""The REPL's `/new`: end the current session and start a fresh one with the same settings.
+
+The new session is a session of its own (`.epistemic/sessions/<id>/`), as a new `epistemic
+repl` would start: the same workspace, header facts (model, mode), settings, approver and
+supervisor, and the same policy (the workspace's, read again, when none was named). The
+agent goes on with the same model and limits and an empty conversation, and the live view
+follows the new session's commands.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core.structs import replace
+
+if TYPE_CHECKING:
+    from ..runtime.agent import Agent
+    from ..runtime.session import Session
+
+
+def fresh(session: Session, agent: Agent) -> tuple[Session, Agent]:
+    """A new session and an agent over it; then `session` is ended (a `closed` record: `exec`
+    no longer continues it) and closed. When the new one cannot open (a policy that no longer
+    loads: PolicyError, OSError), the exception reaches the caller and `session` goes on."""
+    from ..runtime.agent import Agent
+    from ..runtime.guard import workspace_policy
+    from ..runtime.session import Session
+
+    # the workspace's epistemic.toml is read again, as a new `epistemic repl` would read it
+    policy = workspace_policy(session.workspace) if session.policy_implicit else session.policy
+    settings = replace(session.settings, session=None, owns_session=True)  # None: a new one
+    opened = Session(
+        session.workspace,
+        settings,
+        dict(session.header),
+        policy,
+        session.approver,
+        policy_implicit=session.policy_implicit,
+        supervisor=session.supervisor,
+    )
+    session.end()
+    session.close()
+    provider = agent.provider
+    if getattr(provider, "cache_key", None) == session.session_id:
+        provider.cache_key = None  # type: ignore[attr-defined]  # the new session's id, below
+    renewed = Agent(opened, provider, agent.config, agent.events)
+    follow = getattr(agent.events, "follow", None)
+    if follow is not None:
+        follow(opened)
+    return opened, renewed

@@ -1,0 +1,128 @@
+"""`epistemic plot` and `epistemic html`: show one session, from its journal alone, as a picture
+(PNG or SVG) or as one self-contained HTML page. See docs/views.md."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.errors import UsageError
+from ..runtime.options import session_choice, session_option
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..journal.sessions import Loaded
+
+PATH_HELP = "a journal file, a workspace, or its .epistemic folder (default: .)"
+PLOT_SUFFIXES = (".png", ".svg")
+HTML_SUFFIXES = (".html", ".htm")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "plot",
+        help="draw a session's timeline and shape (PNG or SVG)",
+        description="Draw one session from its journal: the calls in order, one row per act "
+        "(failed, rejected, denied and unknown calls, flags and reverts marked), above the "
+        "calls per act. The format follows -o's suffix (.png or .svg). Default output: "
+        "NAME-timeline.png in the current directory, NAME being the session's folder.",
+    )
+    p.add_argument("path", nargs="?", default=".", metavar="PATH", help=PATH_HELP)
+    p.add_argument("-o", dest="output", metavar="FILE", help="where to write (.png or .svg)")
+    p.add_argument(
+        "--time",
+        action="store_true",
+        help="place calls at the time they were made (seconds since the session started), "
+        "with their durations, instead of by call number",
+    )
+    session_option(p)
+    p.set_defaults(handler=_cmd_plot)
+    p = sub.add_parser(
+        "html",
+        help="write a session as one self-contained HTML page",
+        description="Write one session as a single HTML file that works offline (no external "
+        "assets): header, shape, timeline, the narrative with filters by act and status, dead "
+        "ends, approvals and denials, and the hash chain's verdict. Filters can be set in the "
+        "address: report.html#act=revert&status=failed. Default output: NAME-report.html in "
+        "the current directory, NAME being the session's folder.",
+    )
+    p.add_argument("path", nargs="?", default=".", metavar="PATH", help=PATH_HELP)
+    p.add_argument("-o", dest="output", metavar="FILE", help="where to write (.html)")
+    session_option(p)
+    p.set_defaults(handler=_cmd_html)
+
+
+def load_session(path: str, session: str | None = None) -> Loaded:
+    """The session at a path (of a workspace: the newest, or the one `session` names),
+    verified; ReadError becomes a usage error (exit 2)."""
+    from ..journal.notice import announce
+    from ..journal.sessions import ReadError, load
+
+    try:
+        loaded = load(Path(path), session=session)
+    except ReadError as error:
+        raise UsageError(str(error)) from None
+    announce(loaded.integrity, loaded.numbered())  # first: what follows may not be as recorded
+    return loaded
+
+
+def default_output(session: Loaded, suffix: str) -> Path:
+    """`<session folder name><suffix>` in the current directory."""
+    name = session.workspace.resolve().name
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).lstrip(".")
+    return Path((safe or "session") + suffix)
+
+
+def output_path(given: str | None, default: Path, suffixes: tuple[str, ...]) -> Path:
+    """Where to write: -o (its suffix checked, its folder existing) or the default."""
+    if given is None:
+        return default
+    path = Path(given)
+    if path.suffix.lower() not in suffixes:
+        wanted = " or ".join(suffixes)
+        raise UsageError(f"-o {given}: the file name must end in {wanted}")
+    if not path.parent.is_dir():
+        raise UsageError(f"-o {given}: the folder {path.parent} does not exist")
+    if path.is_dir():
+        raise UsageError(f"-o {given}: is a directory")
+    return path
+
+
+def report_notes(session: Loaded) -> None:
+    """What the reader found odd, and the chain's verdict when it is not intact, on stderr
+    (after the output; the verdict was also announced first: load_session)."""
+    from ..reports.html.page import reader_notes
+
+    for note in reader_notes(session):
+        print(f"epistemic: note: {note}", file=sys.stderr)
+    integrity = session.integrity
+    if integrity is not None and integrity.status != "intact":
+        print(f"epistemic: note: journal {integrity.status}: {integrity.problem}", file=sys.stderr)
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from ..reports.plot import plot_session
+
+    session = load_session(args.path, session_choice(args))
+    out = output_path(args.output, default_output(session, "-timeline.png"), PLOT_SUFFIXES)
+    started = time.monotonic()
+    plot_session(session, out, over_time=args.time)
+    report_notes(session)
+    print(f"{out}: {len(session.views)} call(s), {time.monotonic() - started:.2f} s")
+    return 0
+
+
+def _cmd_html(args: argparse.Namespace) -> int:
+    from ..reports.html.page import render_html
+
+    session = load_session(args.path, session_choice(args))
+    out = output_path(args.output, default_output(session, "-report.html"), HTML_SUFFIXES)
+    started = time.monotonic()
+    out.write_text(render_html(session), encoding="utf-8")
+    report_notes(session)
+    print(f"{out}: {len(session.views)} call(s), {time.monotonic() - started:.2f} s")
+    return 0

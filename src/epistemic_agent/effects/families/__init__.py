@@ -1,0 +1,1 @@
+"""The program tables, one module per family of programs."""

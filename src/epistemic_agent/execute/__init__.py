@@ -1,0 +1,1 @@
+"""Running and watching acts: the shell, the file tools, the sandbox, observation."""

@@ -1,0 +1,1 @@
+"""What one command changed: fanotify where it can, a snapshot elsewhere."""

@@ -1,0 +1,46 @@
+"""Which observer watches a call: observers by name, and the best one this platform allows.
+
+An observer is anything with the `Observer` interface of observe.py (`start()` before the
+command, `finish()` after it, returning the `Changes`). Each is named here by the import path
+of its class, as mini-swe-agent names its environments, so a new one is one line and no
+module is imported until it is chosen.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from .base import DEFAULT_IGNORE, Observer
+
+OBSERVERS: dict[str, str] = {
+    "fanotify": "epistemic_agent.execute.observe.fanotify.FanotifyObserver",
+    "snapshot": "epistemic_agent.execute.observe.base.SnapshotObserver",
+    "ctime": "epistemic_agent.execute.observe.base.CtimeObserver",
+}
+
+
+def observer_class(name: str) -> type[Observer]:
+    """The observer class registered under `name`; KeyError names the known ones."""
+    try:
+        module_name, _, class_name = OBSERVERS[name].rpartition(".")
+    except KeyError:
+        raise KeyError(f"no observer named {name!r}; known: {', '.join(OBSERVERS)}") from None
+    found: type[Observer] = getattr(importlib.import_module(module_name), class_name)
+    return found
+
+
+def best_observer(workspace: Path, ignore: tuple[str, ...] = DEFAULT_IGNORE) -> Observer:
+    """fanotify when this process may use it on the workspace's file system, else snapshot."""
+    return observer_class(_fanotify_or(Path(workspace), "snapshot"))(workspace, ignore)
+
+
+def outside_observer(folder: Path) -> Observer:
+    """How to watch a granted folder outside the workspace: fanotify where it can, else ctime."""
+    return observer_class(_fanotify_or(Path(folder), "ctime"))(folder, ())
+
+
+def _fanotify_or(folder: Path, fallback: str) -> str:
+    from . import fanotify as observe_fanotify
+
+    return "fanotify" if observe_fanotify.available(folder) else fallback

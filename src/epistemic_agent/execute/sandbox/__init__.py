@@ -1,0 +1,1 @@
+"""Confinement of every act by the kernel (docs/security.md)."""

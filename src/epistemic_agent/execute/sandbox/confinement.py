@@ -1,0 +1,356 @@
+"""Confinement of every act: what it may write, what it may not see, and how that is enforced.
+
+A `Confinement` is made once per session. For each act type it decides a `View`:
+
+- observation acts (collect-info, test-hypothesis, verify) may write the session's scratch dir
+  and nothing else, anywhere on the file system;
+- mutating acts may write the workspace, the scratch dir, and the paths the policy grants that
+  act (`[sandbox] writable`; setup acts get the package caches by default);
+- with an allow-list of readable paths (`readable`, confine_read.py), an act reads, lists and
+  runs nothing else but the workspace, the scratch dir and its grants;
+- no act sees the record folder (`.epistemic/`: an empty read-only folder takes its place), and
+  the report, the policy in force and the tool's own installation are read-only wherever they
+  lie inside a writable area.
+
+`launch()` turns a view into what the executor needs (a function the spawning thread runs on
+itself first, or a bwrap argv prefix); `run()` runs a file tool's I/O in a confined thread.
+The mechanisms and their limits are described in confine_platform and docs/security.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TypeVar
+
+from ...core.programs import system_program
+from ...core.structs import struct
+from ...core.vocabulary import GUARANTEES, is_mutating
+from . import apply as confine_apply
+from . import readable as confine_read
+from .platform import Platform
+from .view import View
+
+T = TypeVar("T")
+_ENV_NAME = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*")
+
+#: What a setup act may write outside the workspace unless the policy says otherwise: the
+#: package managers' download caches (pip, uv, npm, yarn, cargo, go, maven), where they exist.
+DEFAULT_SETUP_GRANTS = (
+    "~/.cache",
+    "~/.npm",
+    "~/.cargo/registry",
+    "~/.cargo/git",
+    "~/go/pkg/mod",
+    "~/.m2/repository",
+)
+
+
+#: What no act may see unless the policy says otherwise (`[sandbox] hidden`): the operator's
+#: keys, signing and cloud credentials, and the agents' sockets. `$NAME` is an environment
+#: variable's value; a hidden `$NAME` also leaves the acts' environment (see `hidden_env`).
+DEFAULT_HIDDEN = (
+    "~/.ssh",
+    "~/.gnupg",
+    "$SSH_AUTH_SOCK",
+    "$XDG_RUNTIME_DIR/gnupg",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.pypirc",
+)
+
+#: Environment variables that go with a hidden entry (an agent's pid with its socket).
+_ENV_WITH = {"SSH_AUTH_SOCK": ("SSH_AUTH_SOCK", "SSH_AGENT_PID"), "~/.gnupg": ("GPG_AGENT_INFO",)}
+
+#: Programs the session runs itself (to confine, to check signatures, hooks): read-only for
+#: every act wherever they lie, like the tool's own installation.
+SESSION_PROGRAMS = ("bwrap", "ssh-keygen", "bash", "sh")
+
+
+class ConfinementError(OSError):
+    """The sandbox could not be set up for a call; the call does not run."""
+
+
+@struct
+class Launch:
+    """How the executor starts a confined command."""
+
+    confine: Callable[[], None] | None = None  # run by the spawning thread on itself
+    argv_prefix: tuple[str, ...] = ()  # bwrap
+
+
+class Confinement:
+    """The confinement of one session's acts (build with `for_session`)."""
+
+    def __init__(
+        self,
+        platform: Platform,
+        workspace: Path,
+        scratch: Path,
+        record: Path,
+        guarded: tuple[Path, ...],
+        grants: dict[str, tuple[str, ...]] | None = None,
+        hidden: tuple[Path, ...] = (),
+        *,
+        secrets: tuple[str, ...] | None = None,
+        covers: tuple[tuple[Path, Path], ...] = (),
+        readable: tuple[Path, ...] | None = None,
+    ) -> None:
+        self.platform = platform
+        self.mechanism = platform.mechanism()
+        self.workspace, self.scratch = str(workspace), str(scratch)
+        self.secrets = DEFAULT_HIDDEN if secrets is None else secrets
+        found, self.not_hidden = _expand_hidden(self.secrets, (self.workspace, self.scratch))
+        self.hidden = (str(record), *(str(path) for path in hidden), *found)
+        self.covers = tuple((str(path), str(decoy)) for path, decoy in covers)
+        self.guarded = tuple(str(path) for path in guarded)
+        self.tool = tool_paths()
+        wanted = {"setup": DEFAULT_SETUP_GRANTS, **(grants or {})}
+        self.readable = confine_read.expand(
+            None if readable is None else tuple(str(path) for path in readable)
+        )
+        grants_, self.missing = _expand_grants(wanted)
+        self.grants, outside = confine_read.split_grants(grants_, self.readable)
+        for act, paths in outside.items():
+            self.missing[act] = (*self.missing.get(act, ()), *paths)
+        self._views: dict[str, View] = {}
+        self._held: frozenset[str] | None = None
+
+    def view(self, act: str) -> View:
+        view = self._views.get(act)
+        if view is None:
+            view = self._views[act] = self._make_view(act)
+        return view
+
+    def _make_view(self, act: str) -> View:
+        mutating = is_mutating(act)
+        writable = [self.scratch]
+        if mutating:
+            writable += [self.workspace, *self.grants.get(act, ())]
+        guarded = [path for path in self.guarded if _under_any(path, writable)]
+        tool = [path for path in self.tool if _under_any(path, writable) and os.path.exists(path)]
+        hidden = tuple(path for path in self.hidden if os.path.lexists(path))
+        protected = tuple(dict.fromkeys((*guarded, *tool)))
+        covers = tuple(
+            (path, decoy)
+            for path, decoy in self.covers
+            if os.path.isdir(path) and os.path.isdir(decoy)
+        )
+        writable = list(dict.fromkeys(writable))
+        readable = None
+        if self.readable is not None:  # the workspace is readable for every act
+            readable = tuple(dict.fromkeys((*self.readable, self.workspace, *writable)))
+        return View(mutating, tuple(writable), hidden, protected, covers, readable)
+
+    def launch(self, act: str, files: tuple[Path, ...] = ()) -> Launch:
+        """How to start one call of this act; `files` (its output captures) stay writable."""
+        mechanism, view = self.mechanism, self.view(act)
+        if mechanism == "none":
+            return Launch()
+        self._ensure_scratch()
+        if mechanism == "bwrap":
+            assert self.platform.bwrap is not None
+            return Launch(argv_prefix=confine_apply.bwrap_argv(self.platform.bwrap, view))
+        names = tuple(str(path) for path in files)
+        return Launch(confine=partial(confine_apply.enter, view, self.platform, names))
+
+    def run(self, act: str, work: Callable[[], T]) -> T:
+        """Run `work` (a file tool's I/O) in a thread confined as a command of `act` would be.
+        Under bwrap or none it runs unconfined here (the tools' path checks still apply)."""
+        if not self.mechanism.startswith("landlock"):
+            return work()
+        self._ensure_scratch()
+        view = self.view(act)
+        if view.readable is not None:  # the tool's own code may import what it needs
+            readable = (*view.readable, *self.tool)
+            parts = (view.mutating, view.writable, view.hidden, view.protected, view.covers)
+            view = View(*parts, readable)
+        enter = partial(confine_apply.enter, view, self.platform, ())
+        return in_confined_thread(enter, work)
+
+    def hidden_env(self) -> tuple[str, ...]:
+        """Environment variables acts do not get: those whose value is a hidden path (the SSH
+        agent's socket, with its pid), on every platform, `none` included."""
+        names: list[str] = []
+        for entry in self.secrets:
+            key = entry[1:] if _ENV_NAME.fullmatch(entry) else entry
+            names += _ENV_WITH.get(key, ())
+        return tuple(dict.fromkeys(names))
+
+    def _ensure_scratch(self) -> None:
+        """The scratch folder must exist to be bound writable."""
+        os.makedirs(self.scratch, mode=0o700, exist_ok=True)
+
+    @property
+    def held(self) -> frozenset[str]:
+        """The guarantees that hold for this session (computed once)."""
+        if self._held is None:
+            self._held = frozenset(GUARANTEES) - set(self.not_held())
+        return self._held
+
+    def not_held(self) -> dict[str, str]:
+        """The guarantees that do not hold for this session, with why."""
+        missing = self.platform.not_held()
+        if "tool-protected" not in missing:
+            exposed = [path for path in self.tool if _contains_writable(path, self)]
+            if exposed:
+                missing["tool-protected"] = (
+                    f"{exposed[0]} contains the workspace or a writable grant"
+                )
+        return missing
+
+    def header(self) -> dict[str, object]:
+        """The session header's `confinement` field (docs/journal-format.md)."""
+        not_held = self.not_held()
+        return {
+            "mechanism": self.mechanism,
+            "landlock_abi": self.platform.landlock_abi,
+            "namespaces": self.platform.namespaces,
+            "signals": _signals(self.platform),
+            "held": [key for key in GUARANTEES if key not in not_held],
+            "not_held": not_held,
+            "scratch": self.scratch,
+            "grants": {act: list(paths) for act, paths in self.grants.items()},
+            "missing_grants": {act: list(paths) for act, paths in self.missing.items() if paths},
+            "hidden": list(self.hidden),
+            "not_hidden": self.not_hidden,
+            "decoys": {path: decoy for path, decoy in self.covers},
+            "protected": list(self.guarded),
+            "readable": None if self.readable is None else list(self.readable),
+        }
+
+
+def probe(
+    platform: Platform, workspace: Path, writable: dict[str, tuple[str, ...]] | None
+) -> Confinement:
+    """The confinement a session in `workspace` would get (before any session exists)."""
+    record = workspace / ".epistemic"
+    guarded = (
+        workspace / "RATIONALE.md",
+        record / "RATIONALE.md.previous",
+        record / "RATIONALE.md.older",
+    )
+    return Confinement(platform, workspace, Path("/tmp/epistemic"), record, guarded, writable)
+
+
+def unmet(required: tuple[str, ...], confinement: Confinement) -> str | None:
+    """Why a policy that requires these guarantees cannot start here; None when it can."""
+    missing = {key: why for key, why in confinement.not_held().items() if key in required}
+    if not missing:
+        return None
+    lines = [f"  {key}: {why}" for key, why in missing.items()]
+    return (
+        f"the policy requires confinement this machine cannot give (mechanism "
+        f"{confinement.mechanism}; see `epistemic doctor`):\n" + "\n".join(lines)
+    )
+
+
+def warning(confinement: Confinement) -> str | None:
+    """One line for a terminal when some guarantee does not hold; None when all do."""
+    missing = confinement.not_held()
+    if not missing:
+        return None
+    return (
+        f"epistemic: confinement {confinement.mechanism}: {len(missing)} guarantee(s) do not "
+        f"hold on this machine ({', '.join(missing)}); see `epistemic doctor`"
+    )
+
+
+def in_confined_thread(enter: Callable[[], None], work: Callable[[], T]) -> T:
+    """Run `work` in a new thread that first confines itself with `enter` (namespaces,
+    capabilities and Landlock are per thread: the rest of this process stays as it was)."""
+    result: list[T] = []
+    failure: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            enter()
+        except OSError as error:
+            failure.append(ConfinementError(error.errno, f"cannot confine the call: {error}"))
+            return
+        try:
+            result.append(work())
+        except BaseException as error:
+            failure.append(error)
+
+    thread = threading.Thread(target=body, name="epistemic-confined")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
+def tool_paths() -> tuple[str, ...]:
+    """The tool's own installation: its Python environment, the folders it imports from, and
+    the programs it runs itself (an act that could replace ssh-keygen could forge the check of
+    an approval's signature)."""
+    package = str(Path(__file__).resolve().parents[3])  # the folder epistemic_agent/ is in
+    found = [sys.prefix, sys.exec_prefix, sys.base_prefix, package]
+    found += [entry for entry in sys.path if entry and os.path.isdir(entry)]
+    found += [path for path in map(system_program, SESSION_PROGRAMS) if path]
+    named = os.environ.get("EPISTEMIC_SSH_KEYGEN")
+    if named and os.path.isabs(named):
+        found.append(named)
+    return tuple(dict.fromkeys(os.path.realpath(path) for path in found))
+
+
+def _expand_hidden(
+    entries: tuple[str, ...], inside: tuple[str, ...]
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The hidden entries as real paths that exist, and those left visible with why (an
+    entry holding the workspace or the scratch folder would blind every act)."""
+    found: list[str] = []
+    skipped: dict[str, str] = {}
+    for entry in entries:
+        expanded = os.path.expandvars(os.path.expanduser(entry))
+        if "$" in expanded or not os.path.isabs(expanded):
+            continue  # an unset variable: nothing to hide
+        real = os.path.realpath(expanded)
+        if not os.path.exists(real):
+            continue
+        if any(_under_any(folder, [real]) for folder in inside):
+            skipped[real] = "it holds the workspace or the scratch folder"
+            continue
+        found.append(real)
+    return tuple(dict.fromkeys(found)), skipped
+
+
+def _expand_grants(
+    wanted: dict[str, tuple[str, ...]],
+) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """Grants as real directories that exist; the ones that do not, apart."""
+    grants: dict[str, tuple[str, ...]] = {}
+    missing: dict[str, tuple[str, ...]] = {}
+    for act, paths in wanted.items():
+        real = [os.path.realpath(os.path.expanduser(path)) for path in paths]
+        grants[act] = tuple(dict.fromkeys(path for path in real if os.path.isdir(path)))
+        missing[act] = tuple(path for path in real if not os.path.isdir(path))
+    return grants, missing
+
+
+def _under_any(path: str, folders: list[str]) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+def _contains_writable(path: str, confinement: Confinement) -> bool:
+    writable = [confinement.workspace, confinement.scratch]
+    writable += [grant for paths in confinement.grants.values() for grant in paths]
+    return any(_under_any(folder, [path]) for folder in writable)
+
+
+def _signals(platform: Platform) -> str:
+    if platform.mechanism() == "bwrap" or platform.pid_scope:
+        return "pid-namespace"
+    if platform.scoped_signals and platform.mechanism() != "none":
+        return "landlock-scope"
+    return "none"

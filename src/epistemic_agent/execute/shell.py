@@ -1,0 +1,270 @@
+"""Running shell commands: bash in the workspace, output to files, timeouts that kill the group."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.fsutil import make_unique
+from ..core.structs import struct
+from .sandbox.confinement import Launch, in_confined_thread
+
+if TYPE_CHECKING:
+    from ..core.cancel import Cancel
+    from .reaper import Reaper
+
+DEFAULT_TIMEOUT = 120.0
+KILL_GRACE = 1.0
+SLOW_AFTER = 0.5
+_REUSE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+
+
+@struct
+class Execution:
+    """What happened when a command ran. Its full output sits in two files until collected."""
+
+    returncode: int | None
+    timed_out: bool
+    duration: float
+    stdout: Path
+    stderr: Path
+    stopped_background: bool
+    cancelled: bool = False  # stopped because the call was cancelled (see cancel.py)
+
+    def discard(self) -> None:
+        for path in (self.stdout, self.stderr):
+            path.unlink(missing_ok=True)
+
+
+def run_shell(
+    command: str,
+    cwd: Path,
+    timeout: float,
+    scratch: Path,
+    launch: Launch | None = None,
+    env: dict[str, str] | None = None,
+    on_slow: Callable[[], None] | None = None,
+    capture: tuple[Path, Path] | None = None,
+    reaper: Reaper | None = None,
+    cancel: Cancel | None = None,
+    stdin: Path | None = None,
+    program: str = "bash",
+) -> Execution:
+    """Run `bash -c command` in its own session; output goes to files, not memory.
+
+    `launch` confines it (confine.py): a function the spawning thread runs on itself first,
+    and/or an argv prefix (bwrap); ConfinementError if it cannot be confined (nothing ran).
+    `on_slow` is called once if the command is still running after SLOW_AFTER seconds. With
+    a `reaper`, processes that escaped the command's group (setsid, double forks) are caught
+    and stopped when it ends. A `cancel` set while it runs stops its process group at once.
+    `stdin` names a file the command reads (else /dev/null); `program` runs `-c command`.
+    """
+    scratch.mkdir(parents=True, exist_ok=True)
+    if capture is None:
+        out_fd, out_path = make_unique(scratch, prefix="call-", suffix=".out", mode=0o644)
+        err_fd, err_path = make_unique(scratch, prefix="call-", suffix=".err", mode=0o644)
+    else:  # reused between calls while they stay empty: creating files is slow on some disks
+        out_path, err_path = capture
+        out_fd, err_fd = (os.open(p, _REUSE, 0o644) for p in capture)
+    launch = launch or Launch()
+    argv = [*launch.argv_prefix, program, "-c", command]
+    started = time.monotonic()
+    if reaper is not None:
+        reaper.start()
+    try:
+        found = _find_program(argv[0])
+        spawn = partial(_popen, found, argv, cwd, out_fd, err_fd, env, stdin)
+        pid = spawn() if launch.confine is None else in_confined_thread(launch.confine, spawn)
+    except BaseException:
+        if reaper is not None:
+            reaper.sweep()
+        raise
+    finally:
+        os.close(out_fd)
+        os.close(err_fd)
+    waiter = _Waiter(pid, cancel)
+    try:
+        finished = waiter.wait(min(SLOW_AFTER, timeout))
+        if not finished and on_slow is not None and not waiter.cancelled:
+            on_slow()
+        if not waiter.cancelled:
+            finished = finished or waiter.wait(timeout - (time.monotonic() - started))
+        if not finished:
+            _stop_group(waiter)
+    except BaseException:  # Ctrl-C or the like: never leave the command running
+        _stop_group(waiter)
+        if reaper is not None:
+            reaper.sweep()
+        raise
+    stopped = finished and _kill_leftovers(pid)
+    if reaper is not None:
+        stopped = reaper.sweep() or stopped
+    return Execution(
+        waiter.returncode if finished else None,
+        not finished and not waiter.cancelled,
+        time.monotonic() - started,
+        out_path,
+        err_path,
+        stopped,
+        waiter.cancelled,
+    )
+
+
+def _find_program(name: str) -> str:
+    """Resolve the program in the parent: the child should only make system calls. Only
+    absolute PATH entries count: a relative one would resolve inside the workspace."""
+    if "/" in name:
+        return name
+    for folder in os.get_exec_path():
+        candidate = os.path.join(folder, name)
+        if os.path.isabs(folder) and os.access(candidate, os.X_OK):
+            return candidate
+    raise FileNotFoundError(f"{name} is not on PATH")
+
+
+def _popen(
+    program: str,
+    argv: list[str],
+    cwd: Path,
+    out_fd: int,
+    err_fd: int,
+    env: dict[str, str] | None,
+    stdin: Path | None = None,
+) -> int:
+    """Start the command in a session of its own (its process group is what a timeout kills),
+    stdin from /dev/null (or `stdin`), every other descriptor closed. We wait for and reap it
+    ourselves."""
+    source = subprocess.DEVNULL if stdin is None else os.open(stdin, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        process = subprocess.Popen(
+            argv,
+            executable=program,
+            cwd=cwd,
+            env=env,
+            stdin=source,
+            stdout=out_fd,
+            stderr=err_fd,
+            start_new_session=True,
+        )
+    finally:
+        if stdin is not None:
+            os.close(source)
+    process.returncode = 0  # reaped by _Waiter, not by Popen
+    return process.pid
+
+
+class _Waiter:
+    """Waits for one child without polling sleeps (a pidfd), and reaps it."""
+
+    def __init__(self, pid: int, cancel: Cancel | None = None) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self.cancel = cancel
+        self.cancelled = False
+        self._poll: select.poll | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self._fd = os.pidfd_open(pid)
+            self._poll = select.poll()
+            self._poll.register(self._fd, select.POLLIN)
+            if cancel is not None:
+                self._poll.register(cancel.fileno(), select.POLLIN)
+
+    def wait(self, seconds: float | None) -> bool:
+        """True once the child has exited (and is reaped); False if `seconds` ran out, or the
+        call was cancelled (then `cancelled` is set)."""
+        if self.returncode is not None:
+            return True
+        deadline = None if seconds is None else time.monotonic() + max(seconds, 0.0)
+        while True:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                if self._poll is not None:
+                    os.close(self._fd)
+                return True
+            if self.cancel is not None and self.cancel.is_set() and not self.cancelled:
+                self.cancelled = True
+                return False
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            self._sleep(left)
+
+    def forget_cancel(self) -> None:
+        """Stop watching the cancel (once set, it stays readable: polls would not sleep)."""
+        if self.cancel is not None and self._poll is not None:
+            self._poll.unregister(self.cancel.fileno())
+        self.cancel = None
+
+    def _sleep(self, left: float | None) -> None:
+        if self._poll is not None:
+            self._poll.poll(None if left is None else max(int(left * 1000), 1))
+        else:
+            time.sleep(0.005 if left is None else min(left, 0.005))
+
+
+def _stop_group(waiter: _Waiter) -> None:
+    """SIGTERM the whole group, then SIGKILL what is left after a grace period; reap."""
+    waiter.forget_cancel()
+    _signal_group(waiter.pid, signal.SIGTERM)
+    if not waiter.wait(KILL_GRACE):
+        _signal_group(waiter.pid, signal.SIGKILL)
+        waiter.wait(None)
+    else:
+        _signal_group(waiter.pid, signal.SIGKILL)
+
+
+def _kill_leftovers(pgid: int) -> bool:
+    """Background children the command left behind are stopped: a call's effects end with it."""
+    if not _signal_group(pgid, 0):
+        return False
+    _signal_group(pgid, signal.SIGKILL)
+    return True
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def bounded_text(path: Path, limit: int) -> str:
+    """The output as text for a caller: whole if short, else head and tail with a note."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return "[output lost: the command deleted the file it was captured in]"
+    with path.open("rb") as handle:
+        if size <= limit:
+            return as_text(handle.read(), size)
+        half = limit // 2
+        head = handle.read(half)
+        handle.seek(size - half)
+        tail = handle.read(half)
+    if b"\x00" in head or b"\x00" in tail:
+        return binary_note(size)
+    cut = size - len(head) - len(tail)
+    return (
+        head.decode("utf-8", "replace") + f"\n[... {cut} bytes cut: the full output is kept "
+        "as evidence ...]\n" + tail.decode("utf-8", "replace")
+    )
+
+
+def as_text(data: bytes, size: int) -> str:
+    if b"\x00" in data:
+        return binary_note(size)
+    return data.decode("utf-8", "replace")
+
+
+def binary_note(size: int) -> str:
+    return f"[binary output: {size} bytes, kept as evidence]"

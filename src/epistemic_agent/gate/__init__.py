@@ -1,0 +1,3 @@
+"""A call in, a verdict out: the pure checks of a declaration, the policy's decision and a human's
+approval.
+"""

@@ -1,0 +1,144 @@
+"""Signed approvals: a human's answer, signed with their SSH key, checked before anything runs.
+
+What is signed is a small text statement, the same for every way of answering:
+
+    epistemic-approval 1
+    session: 3f9c...               the session's id
+    seq: 7                         the call's number
+    call: 5be1...                  the SHA-256 of the call's line in the journal
+    decision: approved             or denied
+    answered: 2026-12-01T10:00:00.000Z
+    comment: "matches ticket CHG-114"    (a JSON string)
+
+It is signed with stock `ssh-keygen -Y sign -n epistemic-approval`. The session checks it
+against the policy's allowed_signers file (OpenSSH's format): the signer's identity is the
+principal that file gives the key, never a name the answerer merely claims. The approval
+record keeps the statement and the signature, so an auditor re-checks every approval with
+`ssh-keygen -Y verify` and the same allowed_signers file, without epistemic (docs/policy.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from pathlib import Path
+
+from ..core import sshsig
+from ..core.structs import struct
+
+NAMESPACE = "epistemic-approval"
+FORMAT = "epistemic-approval 1"
+MAX_STATEMENT = 8 << 10
+MAX_SIGNATURE = 16 << 10
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_FIELDS = ("session", "seq", "call", "decision", "answered", "comment")
+
+
+@struct
+class Statement:
+    """What an approver signs: which call of which session, the decision, when, and why."""
+
+    session: str
+    seq: int
+    call: str
+    decision: str
+    answered: str
+    comment: str
+
+    def text(self) -> str:
+        lines = [
+            FORMAT,
+            f"session: {self.session}",
+            f"seq: {self.seq}",
+            f"call: {self.call}",
+            f"decision: {self.decision}",
+            f"answered: {self.answered}",
+            f"comment: {json.dumps(self.comment, ensure_ascii=True)}",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def parse(text: object) -> Statement | str:
+    """The statement in `text`, or why it is not one."""
+    if not isinstance(text, str) or len(text) > MAX_STATEMENT:
+        return "no statement, or one too long"
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if not lines or lines[0] != FORMAT or len(lines) != len(_FIELDS) + 1:
+        return f"not a statement of the form {FORMAT!r}"
+    values: dict[str, str] = {}
+    for name, line in zip(_FIELDS, lines[1:], strict=True):
+        prefix = f"{name}: "
+        if not line.startswith(prefix):
+            return f"line {name!r} is missing"
+        values[name] = line[len(prefix) :]
+    try:
+        comment = json.loads(values["comment"])
+        seq = int(values["seq"])
+    except ValueError:
+        return "the comment or the seq cannot be read"
+    if not isinstance(comment, str) or not _HEX64.fullmatch(values["call"]):
+        return "the comment or the call hash is malformed"
+    if values["decision"] not in ("approved", "denied"):
+        return f"unknown decision {values['decision']!r}"
+    return Statement(values["session"], seq, values["call"], values["decision"],
+                     values["answered"], comment)  # fmt: skip
+
+
+@struct
+class Signed:
+    """A signature over a statement, checked: who signed it (by the allowed signers), with
+    which key. `problem` says why it does not count (then nothing else is set)."""
+
+    problem: str | None = None
+    signer: str | None = None
+    key: str | None = None
+
+
+def sign(statement: Statement, key: str | None) -> tuple[str, str]:
+    """Sign with the operator's key (`key`, else ssh-agent, else ~/.ssh/id_ed25519): the
+    armored signature and how the key was found. SealError when it cannot."""
+    with tempfile.TemporaryDirectory(prefix="epistemic-approval-") as scratch:
+        folder = Path(scratch)
+        chosen, label = sshsig.choose_key(key, folder)
+        message = folder / "statement.txt"
+        message.write_text(statement.text(), encoding="ascii")
+        signature = sshsig.sign(message, chosen, NAMESPACE)
+        return signature.read_text(encoding="ascii"), label
+
+
+def check(statement: str, signature: object, allowed: Path, claimed: str | None) -> Signed:
+    """Whether `signature` is a good signature of `statement` by a key the allowed-signers
+    file trusts (and, when the answerer named themselves, by that principal)."""
+    if not isinstance(signature, str) or len(signature) > MAX_SIGNATURE:
+        return Signed("no signature, or one too long")
+    if not signature.encode("ascii", "replace").startswith(sshsig.SIGNATURE_START):
+        return Signed("the signature is not an SSH signature")
+    if not allowed.is_file():
+        return Signed(f"the allowed signers file {allowed} is missing")
+    try:
+        return _check(statement, signature, allowed, claimed)
+    except sshsig.SealError as error:
+        return Signed(str(error))
+
+
+def _check(statement: str, signature: str, allowed: Path, claimed: str | None) -> Signed:
+    with tempfile.TemporaryDirectory(prefix="epistemic-approval-") as scratch:
+        message, sig = Path(scratch) / "statement.txt", Path(scratch) / "statement.txt.sig"
+        message.write_text(statement, encoding="utf-8")
+        sig.write_text(signature, encoding="ascii", errors="replace")
+        key, said = sshsig.signed_by(message, sig, NAMESPACE)
+        if key is None:
+            return Signed(f"the signature does not check out ({said or 'ssh-keygen refused it'})")
+        found, said = sshsig.principals(allowed, sig)
+        if not found:
+            return Signed(f"key {key} is not in {allowed.name}: an unknown signer")
+        principal = claimed if claimed in found else (None if claimed else found[0])
+        if principal is None:
+            return Signed(f"key {key} belongs to {', '.join(found)}, not to {claimed!r}")
+        good, said = sshsig.verify(allowed, principal, message, sig, NAMESPACE)
+        if not good:
+            return Signed(f"ssh-keygen -Y verify refused it: {said}")
+        return Signed(None, principal, key)

@@ -1,0 +1,372 @@
+"""`epistemic mcp`: the four epistemic tools served over the Model Context Protocol (stdio), so
+any MCP client's agent goes through the same gate, policy, journal, report and enforcement.
+
+Built on the official `mcp` SDK's low-level server (2.x), which lets the tools keep exactly
+the JSON Schemas the built-in agent uses. Tool calls run one at a time, in a worker thread
+(commands and approvals block). The SDK points fd 1 at stderr while it serves, so nothing but
+protocol messages reaches stdout; this module logs to stderr only.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.cancel import Cancel
+from ..core.tools import TOOL_SPECS
+from ..core.version import __version__
+from ..runtime.prompt import system_prompt
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..policy.rules import Policy
+    from ..runtime.session import Session
+
+SERVER_NAME = "epistemic"
+PROGRESS_EVERY = 10.0  # seconds between progress notifications while a call waits or runs
+#: MCP tool annotations (hints for the client): what each tool may do to the workspace.
+ANNOTATIONS: dict[str, dict[str, bool]] = {
+    "bash": {"read_only": False, "destructive": True, "idempotent": False, "open_world": True},
+    "read_file": {"read_only": True, "destructive": False, "idempotent": True, "open_world": False},
+    "write_file": {
+        "read_only": False,
+        "destructive": True,
+        "idempotent": True,
+        "open_world": False,
+    },
+    "str_replace_edit": {
+        "read_only": False,
+        "destructive": True,
+        "idempotent": False,
+        "open_world": False,
+    },
+}
+INSTRUCTIONS_TAIL = (
+    "\nUse these tools instead of any built-in shell or file tools: every call is checked, "
+    "journaled and may need a human's approval. A call that comes back as an error starting "
+    "with REJECTED or DENIED did not run; read the message, fix the call or change course."
+)
+
+
+def instructions() -> str:
+    """The server's instructions: the built-in agent's system prompt, plus how to use them."""
+    return system_prompt() + INSTRUCTIONS_TAIL
+
+
+class Gatekeeper:
+    """Opens the session on the first tool call (after the handshake, so the header can name
+    the client) and runs calls one at a time."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        policy: Policy,
+        approval_timeout: float | None,
+        implicit: bool = False,
+        supervisor: Any = None,
+    ) -> None:
+        self.workspace = workspace
+        self.supervisor = supervisor
+        self.policy = policy
+        self.implicit = implicit
+        self.approval_timeout = approval_timeout
+        self.session: Session | None = None
+        self.lock = threading.Lock()
+        self.current: Cancel | None = None  # the call in flight, to withdraw on disconnect
+        self.disconnected = threading.Event()  # the client closed its end of stdio
+        self.progress_every = PROGRESS_EVERY
+        self.session_choice: str | None = None  # --session: None starts a new session
+        self.ticket: str | None = None  # --ticket
+
+    def call(
+        self, name: str, arguments: object, client: dict[str, Any], cancel: Cancel | None = None
+    ) -> tuple[str, bool]:
+        """Run one tool call; the text for the client and whether it is an error. A `cancel`
+        set meanwhile (the client gave up on the call) withdraws or stops it."""
+        with self.lock:
+            self.current = cancel
+            try:
+                session = self._open(client)
+                result = session.call(name, arguments, cancel=cancel)
+            finally:
+                self.current = None
+                if cancel is not None:
+                    cancel.close()
+        failed = result.status in ("rejected", "denied", "cancelled") or not result.ok
+        return result.for_model(), failed
+
+    def _open(self, client: dict[str, Any]) -> Session:
+        if self.session is None:
+            from ..runtime.session import Session, Settings
+
+            settings = Settings(
+                approval_timeout=self.approval_timeout,
+                approval_channel="file",
+                session=self.session_choice,
+                owns_session=True,
+            )
+            header = {"mode": "mcp", "mcp_client": client}
+            if self.ticket is not None:
+                header["ticket"] = self.ticket
+            self.session = Session(
+                self.workspace,
+                settings,
+                header,
+                self.policy,
+                policy_implicit=self.implicit,
+                supervisor=self.supervisor,
+            )
+            if not self.session.created:
+                ticket = {"ticket": self.ticket} if self.ticket is not None else {}
+                self.session.event("run", mode="mcp", mcp_client=client, **ticket)
+        return self.session
+
+    def close(self, why: str = "the client disconnected") -> None:
+        """Withdraw or stop the call in flight (the client cannot see its result any more),
+        then close the session: the report is rendered with the call's outcome."""
+        current = self.current
+        if current is not None:
+            current.set("epistemic mcp", why)
+        with self.lock:
+            if self.session is not None:
+                self.session.close()
+
+
+def _client_of(ctx: Any) -> dict[str, Any]:
+    """The client's name and version, from the initialisation handshake."""
+    params = getattr(getattr(ctx, "session", None), "client_params", None)
+    info = getattr(params, "client_info", None)
+    if info is None:
+        return {"name": None, "version": None}
+    return {"name": getattr(info, "name", None), "version": getattr(info, "version", None)}
+
+
+def build_server(keeper: Gatekeeper) -> Any:
+    """The SDK server with the four tools."""
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    tools = [
+        types.Tool(
+            name=spec.name,
+            description=spec.description,
+            input_schema=spec.parameters,
+            annotations=types.ToolAnnotations(
+                title=spec.name,
+                read_only_hint=ANNOTATIONS[spec.name]["read_only"],
+                destructive_hint=ANNOTATIONS[spec.name]["destructive"],
+                idempotent_hint=ANNOTATIONS[spec.name]["idempotent"],
+                open_world_hint=ANNOTATIONS[spec.name]["open_world"],
+            ),
+        )
+        for spec in TOOL_SPECS
+    ]
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        client = _client_of(ctx)
+        arguments = params.arguments if params.arguments is not None else {}
+        cancel = Cancel()
+        work = partial(keeper.call, params.name, arguments, client, cancel)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_keep_alive, ctx, keeper.progress_every)
+                text, failed = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+                group.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            gone = keeper.disconnected.is_set()  # the SDK ends every handler when stdin ends
+            why = "the client disconnected" if gone else "the client cancelled the request"
+            cancel.set(client.get("name") or "the client", why)
+            raise
+        return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=instructions(),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def _keep_alive(ctx: Any, every: float) -> None:
+    """Progress notifications while a call waits for approval or runs, for clients that sent
+    a progress token (they may count them as signs of life instead of timing the call out)."""
+    import anyio
+
+    beats = 0
+    while True:
+        await anyio.sleep(every)
+        beats += 1
+        message = f"still working after {beats * every:g} s (an approval, or a command)"
+        await ctx.session.report_progress(beats, None, message)
+
+
+def handshake_answers() -> dict[str, Any]:
+    """What the front answers before the SDK is ready: exactly what the SDK would say."""
+    from .front import negotiated
+
+    def initialize(params: Any) -> dict[str, Any]:
+        requested = params.get("protocolVersion") if isinstance(params, dict) else None
+        return {
+            "capabilities": {"tools": {"listChanged": False}},
+            "instructions": instructions(),
+            "protocolVersion": negotiated(requested),
+            "serverInfo": {"name": SERVER_NAME, "version": __version__},
+        }
+
+    def list_tools(params: Any) -> dict[str, Any]:
+        return {"tools": [_tool_json(spec) for spec in TOOL_SPECS]}
+
+    return {"initialize": initialize, "tools/list": list_tools}
+
+
+def _tool_json(spec: Any) -> dict[str, Any]:
+    hints = ANNOTATIONS[spec.name]
+    return {
+        "annotations": {
+            "destructiveHint": hints["destructive"],
+            "idempotentHint": hints["idempotent"],
+            "openWorldHint": hints["open_world"],
+            "readOnlyHint": hints["read_only"],
+            "title": spec.name,
+        },
+        "description": spec.description,
+        "inputSchema": spec.parameters,
+        "name": spec.name,
+    }
+
+
+def serve(keeper: Gatekeeper) -> None:
+    """Serve over stdio until the client closes the connection: the front answers the
+    handshake at once (mcp_front.py) while the SDK loads, then the SDK serves the rest."""
+    from .front import Front, divert_stdout
+
+    wire = divert_stdout()
+    ready = threading.Event()
+    loaded: dict[str, Any] = {}
+    threading.Thread(target=_load_sdk, args=(keeper, loaded, ready), daemon=True).start()
+    front = Front(0, wire, handshake_answers())
+    front.until(ready)
+    ready.wait()
+    if "error" in loaded:
+        raise loaded["error"]
+    anyio, stdio_server, server = loaded["anyio"], loaded["stdio_server"], loaded["server"]
+
+    async def main() -> None:
+        streams = {
+            "stdin": anyio.wrap_file(front.reader(keeper.disconnected.set)),
+            "stdout": anyio.wrap_file(front.writer()),
+        }
+        async with stdio_server(**streams) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        keeper.close()
+        said = "epistemic mcp: connection closed; the session is journaled"
+        if keeper.session is not None:  # an anchor in the client's log, outside the workspace
+            position = keeper.session.journal.position
+            said += f"\nepistemic mcp: journal head {position.head} (line {position.lines})"
+        print(said, file=sys.stderr, flush=True)  # one write: the client may end us soon
+
+
+def _load_sdk(keeper: Gatekeeper, loaded: dict[str, Any], ready: threading.Event) -> None:
+    """Import the SDK and build the server (in a thread, while the front answers)."""
+    try:
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        loaded.update(anyio=anyio, stdio_server=stdio_server, server=build_server(keeper))
+    except BaseException as error:  # reported by the main thread
+        loaded["error"] = error
+    finally:
+        ready.set()
+
+
+def register(sub: Any) -> None:
+    from ..runtime.options import (
+        policy_options,
+        session_option,
+        supervisor_option,
+        ticket_option,
+        workspace_option,
+    )
+
+    p = sub.add_parser(
+        "mcp",
+        help="serve the four tools to any MCP client (stdio)",
+        description="An MCP server over stdio: bash, read_file, write_file and "
+        "str_replace_edit behind the gate, policy, journal and report of the workspace. "
+        "Approvals go through `epistemic pending` / `approve` / `deny` (stdio belongs to "
+        "the protocol). Logs go to stderr.",
+    )
+    workspace_option(p)
+    policy_options(p)
+    session_option(p, writer=True)
+    supervisor_option(p)
+    ticket_option(p)
+    p.add_argument(
+        "--progress-interval",
+        type=float,
+        default=PROGRESS_EVERY,
+        metavar="SECONDS",
+        help="seconds between progress notifications while a call waits or runs, for clients "
+        f"that ask for them (default {PROGRESS_EVERY:g})",
+    )
+    p.set_defaults(handler=_cmd_mcp)
+
+
+def _cmd_mcp(args: Any) -> int:
+    from ..core.errors import UsageError
+    from ..execute.sandbox.confinement import probe, unmet, warning
+    from ..execute.sandbox.platform import detect
+    from ..journal.catalog import for_writing
+    from ..policy.rules import PolicyError
+    from ..runtime.guard import workspace_policy
+    from ..runtime.options import chosen_policy, session_choice
+
+    directory = Path(args.directory).resolve()
+    if not directory.is_dir():
+        raise UsageError(f"workspace {args.directory} is not a directory")
+    if args.approval_timeout is not None and not args.approval_timeout > 0:
+        raise UsageError("--approval-timeout must be a positive number of seconds")
+    named = chosen_policy(args)
+    policy = named or workspace_policy(directory)  # a bad policy stops here
+    policy.check_signers()
+    confinement = probe(detect(), directory, policy.writable)  # before the SDK starts threads
+    problem = unmet(policy.require_confinement, confinement)
+    if problem is not None:
+        raise PolicyError(f"{policy.source}: {problem}")
+    if not args.progress_interval > 0:
+        raise UsageError("--progress-interval must be a positive number of seconds")
+    from ..providers import ProviderError
+    from ..runtime.options import supervisor_error, ticket_of
+    from ..runtime.session import supervisor_for
+
+    try:
+        supervisor = supervisor_for(policy, args.supervisor)
+    except ProviderError as error:
+        raise UsageError(supervisor_error(error)) from None
+    keeper = Gatekeeper(
+        directory, policy, args.approval_timeout, implicit=named is None, supervisor=supervisor
+    )
+    keeper.ticket = ticket_of(args)
+    keeper.progress_every = args.progress_interval
+    keeper.session_choice = session_choice(args)
+    if keeper.session_choice not in (None, "new"):  # an unknown id stops here, not at a call
+        for_writing(directory, keeper.session_choice, True)
+    print(f"epistemic mcp: serving {directory} (policy {policy.source})", file=sys.stderr)
+    note = warning(confinement)
+    if note is not None:
+        print(note, file=sys.stderr)
+    serve(keeper)
+    return 0

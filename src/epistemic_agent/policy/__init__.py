@@ -1,0 +1,1 @@
+"""Policies: ordered CEL rules and a default, presets, policy files, alert hooks."""

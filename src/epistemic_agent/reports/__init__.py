@@ -1,0 +1,1 @@
+"""Read-only projections of the record: RATIONALE.md, stats, diff, plots, HTML, audit bundles."""

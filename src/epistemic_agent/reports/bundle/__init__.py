@@ -1,0 +1,1 @@
+"""The audit bundle: export and verification."""

@@ -1,0 +1,1 @@
+"""One self-contained HTML page of a session."""

@@ -1,0 +1,1 @@
+"""RATIONALE.md: an incremental projection of the journal."""

@@ -1,0 +1,462 @@
+"""RATIONALE.md as an incremental projection of the journal: folding one record costs O(1).
+
+The narrative is paged: RATIONALE.md holds the current page of calls in full and links the
+earlier pages, which are written once under `.epistemic/report/`. Rendering therefore costs
+the same at call 10,000 as at call 100. A checkpoint taken at each page start lets a new
+process (one `epistemic exec` per command) resume without re-reading the whole journal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...core.fsutil import atomic_write, exchange_write, written_at
+from ...core.layout import Layout
+from ...core.structs import field, struct
+from ...journal.history import History
+from ...journal.log import JournalError, Position, Record, follow
+from ...journal.records import CallView, seq_of, view_of
+from ..beliefs import Ledger
+from ..spend import Spend
+from . import beliefs as render_beliefs
+from . import diffs as call_diff
+from . import render
+from . import spend as render_spend
+from . import words as model_words
+
+if TYPE_CHECKING:
+    from typing import Any
+
+PAGE_SIZE = 100
+DEAD_ENDS_SHOWN = 20
+MISMATCHES_SHOWN = 20
+DEAD_ENDS_PAGE = "dead-ends.md"  # in the session's pages folder
+CHECKPOINT_VERSION = 1
+_HEADER_DROP = ("prev", "n", "v", "kind")
+
+
+@struct(frozen=False)
+class Totals:
+    """Everything the report needs that is not the current page: small and serialisable."""
+
+    session: dict[str, Any] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)
+    shell: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    dead_ends: dict[int, dict[str, Any]] = field(default_factory=dict)
+    page: int = 0
+    page_offsets: list[int] = field(default_factory=lambda: [0])
+    model: Counter[str] = field(default_factory=Counter)
+    ending: dict[str, Any] = field(default_factory=dict)
+    flagged: list[dict[str, Any]] = field(default_factory=list)
+    approvals: Counter[str] = field(default_factory=Counter)  # approved / denied
+    denied: Counter[str] = field(default_factory=Counter)  # calls per act a human denied
+    spend: Spend = field(default_factory=Spend)  # tokens and cost, per act
+    beliefs: Ledger = field(default_factory=Ledger)  # beliefs tested, the supervisor's reviews
+    words: model_words.Words = field(default_factory=model_words.Words)  # not yet a call's
+    page_said: list[list[str]] = field(default_factory=lambda: [[]])  # each page's first call's
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "counts": dict(self.counts),
+            "shell": self.shell,
+            "rejected": dict(self.rejected),
+            "dead_ends": list(self.dead_ends.values()),
+            "page": self.page,
+            "page_offsets": self.page_offsets,
+            "model": dict(self.model),
+            "ending": self.ending,
+            "flagged": self.flagged,
+            "approvals": dict(self.approvals),
+            "denied": dict(self.denied),
+            "spend": self.spend.state(),
+            "beliefs": self.beliefs.to_json(),
+            "said": self.words.pending,
+            "page_said": self.page_said,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Totals:
+        return cls(
+            dict(data["session"]),
+            Counter(data["counts"]),
+            int(data["shell"]),
+            Counter(data["rejected"]),
+            {int(d["seq"]): d for d in data["dead_ends"]},
+            int(data["page"]),
+            [int(o) for o in data["page_offsets"]],
+            Counter(data.get("model", {})),
+            dict(data.get("ending", {})),
+            list(data.get("flagged", [])),
+            Counter(data.get("approvals", {})),
+            Counter(data.get("denied", {})),
+            Spend.from_state(data.get("spend", {})),
+            Ledger.from_json(data.get("beliefs", {})),
+            model_words.Words(data.get("said", ())),
+            list(data.get("page_said", [[] for _ in data["page_offsets"]])),
+        )
+
+    def fold_model(self, record: Record) -> None:
+        """Model calls and token usage, summed; the model's name is kept from the latest."""
+        self.model["calls"] += 1
+        for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+            value = record.get(key)
+            if isinstance(value, int):
+                self.model[key] += value
+        self.ending["model"] = f"{record.get('provider')}:{record.get('model')}"
+
+
+class Report:
+    """Folds journal records into report state and writes RATIONALE.md and its pages."""
+
+    def __init__(self, layout: Layout, page_size: int = PAGE_SIZE) -> None:
+        self.layout = layout
+        self.page_size = page_size
+        self.totals = Totals()
+        self.entries: dict[int, CallView] = {}
+        self._text: dict[int, str] = {}
+        self._said: dict[int, list[str]] = {}  # the model's words before each call of the page
+        self._diffs: dict[int, object] = {}  # each call's `evidence.diff` ref
+        self._dead_text: dict[int, str] = {}
+        self._dead_page_due = False
+        self._links: str | None = None
+        self._stale_pages: set[int] = set()
+        self._checkpoint_due: str | None = None
+        self.history = History(str(layout.workspace))
+        self._spare_turn: int | None = None
+        self._other_sessions: str | None = None
+        self.warning: list[str] = []  # the journal does not verify: shown first (rebuild)
+
+    def reset(self) -> None:
+        self.__init__(self.layout, self.page_size)  # type: ignore[misc]
+
+    # -- folding ---------------------------------------------------------------------------
+
+    def fold(self, record: Record, before: Position) -> None:
+        kind = record.get("kind")
+        said = self.totals.words.fold(record)  # a declaration takes the words before it
+        if kind in ("call", "outcome", "review", "user"):
+            self.totals.beliefs.fold(record)
+        if kind == "review":
+            return
+        if kind == "session":
+            self.totals.session = {k: v for k, v in record.items() if k not in _HEADER_DROP}
+        elif kind == "model":
+            self.totals.fold_model(record)
+            self.totals.spend.fold(record)
+        elif kind in ("thinking", "compaction"):
+            self.totals.spend.fold(record)
+        elif kind in ("final", "stop"):
+            self.totals.ending[str(kind)] = record.get("text", record.get("reason"))
+            if kind == "stop":
+                self.totals.ending["message"] = record.get("message")
+        elif kind == "outcome":
+            self._fold_outcome(record)
+        elif kind == "approval":
+            self._fold_approval(record)
+        elif kind == "policy":
+            self.totals.session["policy"] = {
+                k: record[k] for k in ("source", "sha256", "signers") if k in record
+            }
+        elif kind == "confinement":
+            self.totals.session["confinement"] = {
+                k: v for k, v in record.items() if k not in (*_HEADER_DROP, "t")
+            }
+        else:
+            view = view_of(record)
+            if view is not None:
+                self._fold_call(view, record, before, said or [])
+        if kind in ("call", "outcome", "approval"):
+            self.history.fold(record)  # after the report: a page checkpoint predates it
+
+    def _fold_call(self, view: CallView, record: Record, before: Position, said: list[str]) -> None:
+        page = (view.seq - 1) // self.page_size
+        if page > self.totals.page:
+            self._turn_page(page, before, said)
+        elif page < self.totals.page:
+            self._stale_pages.add(page)
+        totals = self.totals
+        if view.status == "rejected":
+            totals.rejected[str(view.rule)] += 1
+        elif view.act is not None:
+            totals.counts[view.act] += 1
+            totals.shell += record.get("tool") == "bash"
+            if view.act == "revert":
+                self._dead_changed(view.seq)
+                totals.dead_ends[view.seq] = {
+                    "seq": view.seq,
+                    "reason": view.reason,
+                    "command": view.command,
+                    "label": view.label,
+                }
+        if page == totals.page:
+            self.entries[view.seq] = view
+            self._said[view.seq] = said
+            self._text.pop(view.seq, None)
+
+    def _fold_outcome(self, record: Record) -> None:
+        seq = record.get("seq")
+        if not isinstance(seq, int):
+            return
+        if record.get("denied") is True and isinstance(record.get("act"), str):
+            self.totals.denied[str(record["act"])] += 1
+        for flag in record.get("flags") or ():
+            if isinstance(flag, dict):
+                self.totals.flagged.append(
+                    {"seq": seq, "flag": flag.get("flag"), "message": flag.get("message")}
+                )
+        view = self.entries.get(seq)
+        if view is not None:
+            view.apply_outcome(record)
+            self._diffs[seq] = call_diff.diff_ref(record)
+            self._text.pop(seq, None)
+        elif (seq - 1) // self.page_size < self.totals.page:
+            self._stale_pages.add((seq - 1) // self.page_size)
+        end = self.totals.dead_ends.get(seq)
+        if end is not None:
+            self._dead_changed(seq)
+            end["label"] = "ok" if record.get("ok") else "FAILED"
+
+    def _fold_approval(self, record: Record) -> None:
+        seq = seq_of(record)
+        if seq is None:
+            return
+        self.totals.approvals[str(record.get("decision"))] += 1
+        view = self.entries.get(seq)
+        if view is not None:
+            view.apply_approval(record)
+            self._text.pop(seq, None)
+        elif (seq - 1) // self.page_size < self.totals.page:
+            self._stale_pages.add((seq - 1) // self.page_size)
+
+    def _dead_changed(self, seq: int) -> None:
+        self._dead_text.pop(seq, None)
+        self._dead_page_due = True
+
+    def _turn_page(self, page: int, before: Position, said: list[str]) -> None:
+        """The current page is complete: write it once, start the next one, checkpoint."""
+        self._write_page(self.totals.page, list(self.entries.values()), self._said, self._diffs)
+        self.entries.clear()
+        self._text.clear()
+        self._said, self._diffs = {}, {}
+        self._links = None
+        while len(self.totals.page_offsets) <= page:
+            self.totals.page_offsets.append(before.offset)
+        while len(self.totals.page_said) <= page:
+            self.totals.page_said.append([])
+        self.totals.page_said[page] = said
+        self.totals.page = page
+        self._checkpoint_due = json.dumps(  # serialised now: the state goes on changing
+            {
+                "v": CHECKPOINT_VERSION,
+                "position": before.to_json(),
+                "totals": {**self.totals.to_json(), "said": said},  # as at `before`
+                "history": self.history.to_json(),
+            }
+        )
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def write(self, position: Position) -> None:
+        """Render RATIONALE.md (atomically), re-render stale pages, save a due checkpoint."""
+        for page in sorted(self._stale_pages):
+            self._rerender_page(page, position)
+        self._stale_pages.clear()
+        exchange_write(self.layout.report, _encode(self.render(position)), self._next_spare())
+        if self._dead_page_due and len(self.totals.dead_ends) > DEAD_ENDS_SHOWN:
+            items = [self._dead_end_text(seq) for seq in sorted(self.totals.dead_ends)]
+            atomic_write(self.layout.pages / DEAD_ENDS_PAGE, _encode(render.dead_ends_page(items)))
+        self._dead_page_due = False
+        if self._checkpoint_due is not None:
+            atomic_write(self.layout.checkpoint, self._checkpoint_due.encode("ascii"))
+            self._checkpoint_due = None
+
+    def _next_spare(self) -> Path:
+        """The spares take turns, so the file a swap displaces is reused only a whole write
+        later: a reader that opened the report has that long to read it before it changes.
+        A new process starts with the spare written longest ago."""
+        if self._spare_turn is None:
+            ages = [written_at(path) for path in self.layout.spares]
+            self._spare_turn = ages.index(min(ages))
+        spare = self.layout.spares[self._spare_turn]
+        self._spare_turn = 1 - self._spare_turn
+        return spare
+
+    def render(self, position: Position) -> str:
+        totals = self.totals
+        entries = [self._entry_text(seq) for seq in sorted(self.entries)]
+        if self._links is None:
+            pages = [(*self._page_range(p), self._page_link(p)) for p in range(totals.page)]
+            self._links = render.page_links(pages)
+        dead = sorted(totals.dead_ends)
+        shown = [self._dead_end_text(seq) for seq in dead[-DEAD_ENDS_SHOWN:]]
+        return "".join(
+            [
+                render.header(totals.session, self.warning),
+                render.shape(totals.counts, totals.shell, sum(totals.rejected.values())),
+                render.approvals(totals.approvals),
+                render.model_line(totals.model, totals.ending, totals.spend.to_json()),
+                render_spend.section(totals.spend),
+                render.mismatches(totals.flagged[-MISMATCHES_SHOWN:], len(totals.flagged)),
+                render_beliefs.section(totals.beliefs),
+                render.narrative(self._links, entries),
+                render.dead_ends(shown, len(dead), self._link(DEAD_ENDS_PAGE)),
+                render.rejections(totals.rejected),
+                render.ending(totals.ending),
+                self._others(),
+                render.footer(
+                    position.head, position.lines, self.layout.relative(self.layout.journal)
+                ),
+            ]
+        )
+
+    def _others(self) -> str:
+        """The workspace's other sessions (listed once per process: they are not this one's
+        to change, and listing reads each one's ends)."""
+        if self._other_sessions is None:
+            from ...journal.catalog import listing
+            from .sessions import others
+
+            self._other_sessions = others(listing(self.layout.workspace), self.layout.folder)
+        return self._other_sessions
+
+    def _dead_end_text(self, seq: int) -> str:
+        text = self._dead_text.get(seq)
+        if text is None:
+            text = self._dead_text[seq] = render.dead_end(self.totals.dead_ends[seq])
+        return text
+
+    def _entry_text(self, seq: int) -> str:
+        text = self._text.get(seq)
+        if text is None:
+            text = self._text[seq] = self._entry_markdown(
+                self.entries[seq], self._said, self._diffs
+            )
+        return text
+
+    def _page_range(self, page: int) -> tuple[int, int]:
+        return page * self.page_size + 1, (page + 1) * self.page_size
+
+    def _page_link(self, page: int) -> str:
+        first, last = self._page_range(page)
+        return self._link(f"calls-{first:06d}-{last:06d}.md")
+
+    def _link(self, page: str) -> str:
+        """A page of the session's as a link from RATIONALE.md."""
+        return self.layout.relative(self.layout.pages / page)
+
+    def _entry_markdown(
+        self, view: CallView, said: dict[int, list[str]], diffs: dict[int, object]
+    ) -> str:
+        """A narrative entry with the model's words before it and the call's diff."""
+        ref, session = diffs.get(view.seq), self.layout.session_folder_id
+        return render.entry(
+            view,
+            model_words.markdown(said.get(view.seq) or []),
+            call_diff.markdown_for(view, ref, self.layout.evidence, session),
+        )
+
+    def _write_page(
+        self,
+        page: int,
+        views: list[CallView],
+        said: dict[int, list[str]],
+        diffs: dict[int, object],
+    ) -> None:
+        first, last = self._page_range(page)
+        entries = (self._entry_markdown(v, said, diffs) for v in sorted(views, key=_seq))
+        text = render.page(first, last, entries)
+        atomic_write(
+            self.layout.workspace / self._page_link(page), text.encode("utf-8", "backslashreplace")
+        )
+
+    def _rerender_page(self, page: int, position: Position) -> None:
+        """A late outcome landed on a finished page: rebuild that page from the journal."""
+        start = Position(offset=self.totals.page_offsets[page])
+        views: dict[int, CallView] = {}
+        words = model_words.Words((self.totals.page_said + [[]] * page)[page])
+        said: dict[int, list[str]] = {}
+        diffs: dict[int, object] = {}
+        first, last = self._page_range(page)
+        for record, before in follow(self.layout.journal, start):
+            if before.offset >= position.offset:
+                break
+            taken = words.fold(record)
+            view = view_of(record)
+            if view is not None and first <= view.seq <= last:
+                views[view.seq] = view
+                said[view.seq] = taken or []
+            elif record.get("kind") == "outcome" and seq_of(record) in views:
+                views[record["seq"]].apply_outcome(record)
+                diffs[record["seq"]] = call_diff.diff_ref(record)
+            elif record.get("kind") == "approval" and seq_of(record) in views:
+                views[record["seq"]].apply_approval(record)
+        self._write_page(page, list(views.values()), said, diffs)
+
+    # -- resuming --------------------------------------------------------------------------
+
+    def load_checkpoint(self) -> Position | None:
+        """Restore the last saved state; None if there is none usable (then fold from 0)."""
+        try:
+            data = json.loads(self.layout.checkpoint.read_bytes())
+            position = Position.from_json(data["position"])
+            if data.get("v") != CHECKPOINT_VERSION or position is None:
+                return None
+            self.totals = Totals.from_json(data["totals"])
+            items = data.get("entries", [])
+            views = [CallView.from_json(item) for item in items]
+            said = {int(i["seq"]): list(i.get("said") or []) for i in items}
+            diffs = {int(i["seq"]): i.get("diff") for i in items}
+            self.history = History.from_json(str(self.layout.workspace), data.get("history", {}))
+        except (OSError, ValueError, KeyError, TypeError):
+            self.reset()
+            return None
+        self.entries = {view.seq: view for view in views}
+        self._said, self._diffs = said, diffs
+        return position
+
+    def save_checkpoint(self, position: Position) -> None:
+        """Save the whole state at `position`, so the next process need not fold the page."""
+        entries = [
+            {**view.to_json(), "said": self._said.get(seq), "diff": self._diffs.get(seq)}
+            for seq, view in self.entries.items()
+        ]
+        data = {
+            "v": CHECKPOINT_VERSION,
+            "position": position.to_json(),
+            "totals": self.totals.to_json(),
+            "entries": entries,
+            "history": self.history.to_json(),
+        }
+        atomic_write(self.layout.checkpoint, json.dumps(data).encode("ascii"))
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "backslashreplace")  # lone surrogates from a foreign writer
+
+
+def _seq(view: CallView) -> int:
+    return view.seq
+
+
+def rebuild(
+    layout: Layout, page_size: int = PAGE_SIZE, warning: list[str] | None = None
+) -> Position:
+    """Re-render RATIONALE.md and every page from the whole journal (`epistemic report`);
+    a `warning` (the chain does not verify: chain_notice.py) heads it."""
+    report = Report(layout, page_size)
+    report.warning = list(warning or ())
+    position = Position()
+    readable = 0
+    for record, before in follow(layout.journal, position):
+        readable += record.get("kind") != "unreadable"
+        report.fold(record, before)
+    if not readable:
+        raise JournalError(f"{layout.journal} holds no journal records; nothing was rendered")
+    report.write(position)
+    report.save_checkpoint(position)
+    return position

@@ -1,0 +1,1 @@
+"""Traceability: which declared act wrote each line, the requirement matrix."""

@@ -1,0 +1,2 @@
+"""Wiring: the session (a call through its named steps), the agent loop, the prompt, the live
+view."""

@@ -1,0 +1,48 @@
+"""Who answers a call a policy asks about: approvers by name, and the one a channel means.
+
+An approver is anything with the `Approver` interface of approval.py (`ask(request, cancel)`
+returning an `Answer`) and a `for_channel(Channel)` class method. Each is named here by the
+import path of its class, like the providers and the observers, so a new one is one line and
+its module is imported only when it is chosen.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from .approval import Approver, Channel
+
+APPROVERS: dict[str, str] = {
+    "terminal": "epistemic_agent.runtime.approval.TerminalApprover",
+    "file": "epistemic_agent.runtime.approval_files.FileApprover",
+}
+
+
+def approver_class(name: str) -> Any:
+    """The approver class registered under `name`; KeyError names the known ones."""
+    try:
+        module_name, _, class_name = APPROVERS[name].rpartition(".")
+    except KeyError:
+        raise KeyError(f"no approver named {name!r}; known: {', '.join(APPROVERS)}") from None
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def choose(channel: str, folder: Path, timeout: float, workspace: str) -> Approver:
+    """The approver for a channel (`terminal`, `file`, or `auto`: the terminal when there is
+    one, else files for `epistemic approve` from another shell)."""
+    at_terminal = _isatty(sys.stdin) and _isatty(sys.stderr)
+    name = "terminal" if channel == "terminal" or (channel == "auto" and at_terminal) else "file"
+    approver: Approver = approver_class(name).for_channel(
+        Channel(folder, timeout, workspace, sys.stdin, sys.stderr)
+    )
+    return approver
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False

@@ -1,0 +1,173 @@
+"""The live view of `run`, `repl` and `demo`: each call as it starts (seq, act, command, reason),
+a running line with its elapsed time and a tail of its output while it runs, its outcome as
+it ends; the model's text as it arrives; tokens and cost per model call.
+
+Every number is the journal's seq. Record text is data: it is printed as `rich.text.Text`
+(never markup) with control characters shown as escapes. On a terminal the running line is
+redrawn in place (rich `Live`, transient); elsewhere (a pipe, a file) nothing is redrawn and
+every line is printed once. `NO_COLOR` or `--no-color` turns colour off.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from ...core.tokens_text import tokens_line
+from ..events import printable, spend_lines, supervisor_lines, usage_line
+from .rows import answer_line, finish_line, rejection_lines, review_line, start_lines
+from .tail import Activity, Tail
+from .totals import AnswerTotals
+
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from ...journal.log import Record
+    from ...providers.base import Turn
+    from ..agent import Stop
+    from ..session import CallResult, Session
+
+
+class LiveEvents:
+    """What a person watching the terminal sees (see the module's docstring)."""
+
+    def __init__(self, stream: TextIO | None = None, color: bool | None = None) -> None:
+        from rich.console import Console
+
+        no_color = None if color is None else not color  # None: rich reads NO_COLOR
+        self.console = Console(file=stream or sys.stdout, highlight=False, no_color=no_color)
+        self.activity = Activity(self.console)
+        self.tail: Tail | None = None
+        self._streaming: str | None = None  # the kind of text being streamed, if any
+        self._streamed_final = False
+        self._declared: set[int] = set()  # calls whose start lines were printed
+        self.answer = AnswerTotals()
+
+    def follow(self, session: Session) -> None:
+        """Tail the session's running commands (their capture files), redacted as the
+        record is."""
+        self.tail = Tail(session.capture_files, lambda text: session.guard.redactor.text(text)[0])
+
+    # -- the model ------------------------------------------------------------------------
+
+    def model_started(self, step: int) -> None:
+        self._end_stream()
+        self.activity.start("waiting for the model", what="answer")
+
+    def model_delta(self, step: int, kind: str, text: str) -> None:
+        """The model's text (and its thinking, dimmer) as it arrives."""
+        from rich.text import Text
+
+        self.activity.stop()
+        if self._streaming is not None and self._streaming != kind:
+            self.console.print()
+        self._streaming = kind
+        style = "dim italic" if kind == "thinking" else ""
+        self.console.print(Text(printable(text), style=style), end="", soft_wrap=True)
+
+    def model_finished(self, step: int, turn: Turn, latency: float) -> None:
+        from rich.text import Text
+
+        self.activity.stop()
+        streamed = self._streaming is not None
+        self._end_stream()
+        self._streamed_final = streamed and not turn.calls
+        if not streamed and turn.text and turn.calls:  # a final answer is printed at the end
+            self.console.print(Text(printable(turn.text.strip())))
+        self.answer.add_model(turn)
+        line = usage_line(turn)
+        if line:
+            self.console.print(Text(line.strip(), style="dim"), no_wrap=True, overflow="ellipsis")
+
+    def _end_stream(self) -> None:
+        if self._streaming is not None:
+            self.console.print()
+            self._streaming = None
+
+    # -- calls ----------------------------------------------------------------------------
+
+    def call_started(self, record: Record) -> None:
+        """The call as journaled: its start lines now, then the running line."""
+        try:
+            self.activity.stop()
+            seq = int(record["seq"])
+            self._declared.add(seq)
+            for line in start_lines(record, self.console.width):
+                self.console.print(line, no_wrap=True, overflow="ellipsis")
+            policy = record.get("policy")
+            if isinstance(policy, dict) and policy.get("decision") == "ask":
+                return  # the approver has the terminal: nothing redrawn under its question
+            tail = self.tail if record.get("tool") == "bash" else None
+            self.activity.start("running", tail)
+        except Exception:  # a view must never break the call it shows
+            self.activity.stop()
+
+    def call_finished(self, step: int, result: CallResult, command: str) -> None:
+        self.activity.stop()
+        self.answer.add_call(result)
+        if result.seq in self._declared:
+            self._declared.discard(result.seq)
+            lines = [finish_line(result, self.console.width)]
+        else:  # refused before it was declared: its own row style, same columns
+            lines = rejection_lines(result, command, self.console.width)
+        for line in lines:
+            self.console.print(line, no_wrap=True, overflow="ellipsis")
+        review = result.review
+        if review is not None and review.get("verdict") != "ok":
+            self.console.print(review_line(review), no_wrap=True, overflow="ellipsis")
+
+    def interrupt_requested(self) -> bool:
+        """Called from the SIGINT handler: only flags; the running line says it."""
+        return self.activity.interrupted()
+
+    def notice(self, text: str) -> None:
+        from rich.text import Text
+
+        self.activity.stop()
+        self._end_stream()
+        self.console.print(Text(printable(text), style="bold"), soft_wrap=True)
+
+    # -- the end --------------------------------------------------------------------------
+
+    def summary(self, session: Session, stop: Stop) -> None:
+        """`run` and `demo`: the answer, then what the session came to, with copyable paths."""
+        from rich.text import Text
+
+        self.activity.stop()
+        self._end_stream()
+        totals = session.report.totals
+        acts = ", ".join(f"{act} {n}" for act, n in totals.counts.items() if n) or "none"
+        model = totals.model
+        lines = [
+            "",
+            f"stopped: {stop.reason} ({stop.message})",
+            f"calls by act (the whole session so far): {acts}",
+            f"rejections: {sum(totals.rejected.values())}, reverts: {len(totals.dead_ends)}",
+            f"model calls: {model.get('calls', 0)}, tokens: {tokens_line(totals.spend.to_json())}",
+            *spend_lines(totals.spend),
+            *supervisor_lines(totals.beliefs),
+            f"report: {session.layout.report}",
+            f"journal head: {session.journal.position.head} (line "
+            f"{session.journal.position.lines}; check with epistemic verify --expect-head)",
+        ]
+        if stop.final and not self._streamed_final:  # wrapped to the terminal, as prose is
+            self.console.print()
+            self.console.print(Text(printable(stop.final.strip())))
+        for line in lines:  # never wrapped: paths must stay copyable
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    def answered(self, stop: Stop, elapsed: float) -> None:
+        """The REPL: the answer, then one line for what it took."""
+        from rich.text import Text
+
+        self.activity.stop()
+        self._end_stream()
+        if stop.final.strip() and not self._streamed_final:
+            self.console.print(Text(printable(stop.final.strip())))
+        self.console.print(
+            answer_line(stop, self.answer, elapsed, self.console.width),
+            no_wrap=True,
+            overflow="ellipsis",
+        )
+        self.answer = AnswerTotals()
+        self._streamed_final = False

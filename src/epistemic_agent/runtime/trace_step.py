@@ -1,0 +1,123 @@
+"""A session's part in traceability: the baseline of the workspace, per-call versions of
+what each call changed (baseline.py, versions.py), and what a shell act's environment says
+of the session and its git hook (session_git.py). A mixin of `Session`, kept apart so each
+concern has its own file."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from ..core.layout import RECORD_DIR
+from ..execute.baseline import GONE, Baseline
+from ..execute.sandbox.confinement import ConfinementError
+from ..journal.versions import record_versions
+from .git_step import changes_file, commits_made, head_commit
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from ..core.layout import Layout
+    from ..execute.sandbox.confinement import Confinement
+    from ..gate.check import Call
+    from ..journal.evidence import EvidenceStore
+    from ..journal.log import JournalWriter
+    from .guard import Guard
+    from .results import Settings
+
+
+class TraceCalls:
+    """Versions and commits; `Session` supplies the workspace, evidence, journal and guard."""
+
+    if TYPE_CHECKING:
+        baseline: Baseline | None
+        confinement: Confinement
+        evidence: EvidenceStore
+        guard: Guard
+        journal: JournalWriter
+        layout: Layout
+        settings: Settings
+        workspace: Path
+
+        @property
+        def session_id(self) -> str: ...
+        def _command_env(self) -> dict[str, str]: ...
+        def scratch_dir(self) -> Path: ...
+
+    def _baseline(self) -> Baseline | None:
+        """The before-content of the workspace's small text files (baseline.py), brought up
+        to date as this process opens the session; None without observation."""
+        if not (self.settings.baseline and self.settings.observe):
+            return None
+        ignored = (*self.settings.ignore, RECORD_DIR)
+        folder = self.layout.record / "baseline"
+        baseline = Baseline(self.workspace, folder, ignored, redact=self.guard.redactor.data)
+        baseline.forbidden = self._hidden_files()
+        baseline.refresh()
+        return baseline
+
+    def _hidden_files(self) -> frozenset[tuple[int, int]]:
+        """Device and inode of each file hidden from acts inside the workspace: the session
+        never copies or diffs one, even after an act moved a folder holding it."""
+        import os
+
+        root = str(self.workspace) + os.sep
+        found: set[tuple[int, int]] = set()
+        for path in self.confinement.hidden:
+            if not path.startswith(root) or path == str(self.layout.record):
+                continue
+            for folder, _, files in os.walk(path) if os.path.isdir(path) else [("", [], [path])]:
+                for name in files[:10_000]:
+                    try:
+                        info = os.lstat(os.path.join(folder, name))
+                    except OSError:
+                        continue
+                    found.add((info.st_dev, info.st_ino))
+        return frozenset(found)
+
+    def _before(self, call: Call) -> dict[str, bytes | None] | None:
+        """What a file tool's path holds before it writes (None for a read, or no baseline)."""
+        if self.baseline is None or call.tool == "read_file" or call.path is None:
+            return None
+        data, why = self.baseline.read_now(call.path)
+        if data is None and why != GONE:
+            return {}  # not kept: the baseline's copy (or its reason) stands
+        return {call.path: data}
+
+    def _versions(
+        self,
+        paths: list[str],
+        before: dict[str, bytes | None] | None = None,
+        with_diff: bool = True,
+    ) -> tuple[dict[str, Any], dict[str, Any], int]:
+        """Before and after of the paths a call changed, as evidence (versions.py)."""
+        if self.baseline is None:
+            return {}, {}, 0
+        found = record_versions(
+            self.baseline, self.evidence, self.guard.redactor.data, paths, before
+        )
+        refs, fields = found.extra(self.evidence, with_diff)
+        return refs, fields, found.redacted
+
+    def _call_env(self, seq: int, hooked: bool) -> dict[str, str]:
+        """The environment of one shell act: the session's, plus which session and call it
+        is (a commit's trailers name them), and for the git hook what it cannot read."""
+        env = {**self._command_env(), "EPISTEMIC_SESSION": self.session_id}
+        env["EPISTEMIC_CALL"] = str(seq)
+        if hooked:
+            head = self.journal.position.head
+            env.update(changes_file(self.workspace, self.layout.journal, head, self.scratch_dir()))
+        return env
+
+    def _commits(self, before: str | None) -> list[dict[str, Any]]:
+        """The commits the act made (git runs confined, as for `_git_head`)."""
+        after = head_commit(self.workspace)
+        if after is None or after == before:
+            return []
+        work = partial(commits_made, self.workspace, before, after, self.session_id)
+        try:
+            found: list[dict[str, Any]] = self.confinement.run("collect-info", work)
+        except ConfinementError:
+            return [{"commit": after, "trailers": False}]
+        return found
