@@ -33,7 +33,21 @@ from .core import (
     shorten,
     words,
 )
-from .families import wrappers as effects_wrappers  # noqa: F401 (imported to register their handlers)
+from .families import (  # noqa: F401 (imported to register their handlers)
+    archives,
+    awk,
+    files,
+    find,
+    git,
+    interp,
+    net,
+    packages,
+    sed,
+    system,
+    text,
+    tools,
+    wrappers,
+)
 
 __all__ = [
     "READ_ONLY_PROGRAMS",
