@@ -19,7 +19,8 @@ from ..effects.classify import Effect, classify
 from ..execute.observe.base import Changes
 from ..gate.check import MIN_REASON, Call, GateConfig, Rejected, check
 from ..journal.history import History, covers, inside
-from ..journal.log import FORMAT_VERSION, listed, newer_note, newer_version, versions_text
+from ..journal.log import FORMAT_VERSION
+from ..journal.reading import listed, newer_note, newer_version, versions_text
 from ..journal.record_check import PROBLEMS
 from ..journal.records import seq_of
 from . import consistency

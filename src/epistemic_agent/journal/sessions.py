@@ -18,7 +18,8 @@ from ..core.layout import JOURNAL_NAME, RECORD_DIR, workspace_of
 from ..core.structs import field, struct
 from ..core.tokens_text import input_sum
 from ..core.vocabulary import act_order
-from .log import FORMAT_VERSION, Record, newer_version, read_numbered
+from .log import FORMAT_VERSION, Record
+from .reading import newer_version, read_numbered
 from .records import CallView, merge_calls, seq_of
 
 if TYPE_CHECKING:
