@@ -27,7 +27,8 @@ import sys
 import tempfile
 import time
 
-from epistemic_agent.effects.classify import _parse, classify
+from epistemic_agent.effects.classify import classify
+from epistemic_agent.effects.syntax import parse
 
 COMMANDS: dict[str, list[str]] = {
     "short": ["ls -la", "git status", "rm -rf build", "cat README.md", "pwd"],
@@ -129,7 +130,7 @@ def main() -> int:
     verdict = True
     for size, commands in COMMANDS.items():
         full = sorted(per_call(classify, commands, rounds, loops))
-        bare = sorted(per_call(_parse, commands, rounds, loops))
+        bare = sorted(per_call(parse, commands, rounds, loops))
         chars = statistics.mean(len(c) for c in commands)
         p90 = full[int(len(full) * 0.9) - 1] if len(full) > 1 else full[0]
         print(

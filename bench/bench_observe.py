@@ -204,15 +204,16 @@ def main() -> None:
 def report(ws: Path, args: argparse.Namespace) -> None:
     ignored = frozenset(DEFAULT_IGNORE)
     started = time.perf_counter()
-    from epistemic_agent.execute.observe import fanotify as observe_fanotify
+    from epistemic_agent.execute.observe import fanotify_kernel
+    from epistemic_agent.execute.observe.fanotify import FanotifyObserver
 
-    usable = observe_fanotify.available(ws)
+    usable = fanotify_kernel.available(ws)
     probe_ms = (time.perf_counter() - started) * 1e3
     observers: dict[str, Observer] = {"no observation": NoObserver(ws)}
     if usable:
-        observers["fanotify"] = observe_fanotify.FanotifyObserver(ws)
+        observers["fanotify"] = FanotifyObserver(ws)
         if enforce.detect().best() != "none":
-            enforced = EnforcedObserver(observe_fanotify.FanotifyObserver(ws))
+            enforced = EnforcedObserver(FanotifyObserver(ws))
             observers[f"{enforced.method} (a non-mutating act)"] = enforced
     observers["snapshot"] = SnapshotObserver(ws)
     print(f"# Observation benchmark ({args.runs} runs per row, medians)\n")

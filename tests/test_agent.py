@@ -1172,7 +1172,7 @@ def test_two_ctrl_c_abort_the_running_command(ws: Path, tmp_path: Path) -> None:
 def test_ctrl_c_during_a_journal_append_keeps_the_chain(
     ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from epistemic_agent.journal.log import JournalWriter
+    from epistemic_agent.journal.writer import JournalWriter
 
     script = write_script(tmp_path, [calls(bash("true")), calls(bash("true")), final()])
     real_write = JournalWriter._write

@@ -1685,11 +1685,11 @@ def test_nested_strings_stop_somewhere() -> None:
 def test_the_parser_only_ever_sees_ascii(monkeypatch: pytest.MonkeyPatch) -> None:
     """tree-sitter-bash's scanner calls isalpha() on raw code points: non-ASCII input can
     segfault the process (seen with U+A93BD). Every parse must get ASCII bytes."""
-    from epistemic_agent.effects import classify as effects
+    from epistemic_agent.effects import syntax
 
     classify("ls")  # build the real parser
     seen: list[bytes] = []
-    bash = effects._bash()
+    bash = syntax.bash_parser()
     real = bash.parser
 
     class Recording:

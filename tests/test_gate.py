@@ -13,7 +13,8 @@ from epistemic_agent.core.layout import is_protected
 from epistemic_agent.core.tools import TOOL_NAMES, TOOLS_BY_NAME, anthropic_tools, openai_tools
 from epistemic_agent.core.vocabulary import ACT_NAMES, ACTS, FILE_TOOL_ACTS
 from epistemic_agent.gate import check as gate
-from epistemic_agent.gate.check import HYPOTHESIS_EXAMPLE, RULES, Call, GateConfig, Rejected, check
+from epistemic_agent.gate.check import RULES, Call, GateConfig, Rejected, check
+from epistemic_agent.gate.reasons import HYPOTHESIS_EXAMPLE
 
 WS = "/srv/gate-ws"
 CONFIG = GateConfig(WS)

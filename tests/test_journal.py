@@ -24,15 +24,11 @@ from hypothesis import strategies as st
 from epistemic_agent import __version__
 from epistemic_agent.core.vocabulary import ACT_NAMES
 from epistemic_agent.gate.check import Call, GateConfig, check
-from epistemic_agent.journal.log import (
-    FORMAT_VERSION,
-    GENESIS,
-    JournalError,
-    JournalWriter,
-    read_records,
-)
+from epistemic_agent.journal.log import FORMAT_VERSION, GENESIS, JournalError
+from epistemic_agent.journal.reading import read_records
 from epistemic_agent.journal.records import merge_calls
 from epistemic_agent.journal.verify import verify_journal
+from epistemic_agent.journal.writer import JournalWriter
 from epistemic_agent.runtime import session as session_module
 from epistemic_agent.runtime.session import Session, Settings
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from epistemic_agent.execute.observe import fanotify as observe_fanotify
+from epistemic_agent.execute.observe import fanotify_kernel
 from epistemic_agent.execute.observe.base import (
     DEFAULT_IGNORE,
     Changes,
@@ -29,7 +30,7 @@ PY = sys.executable
 def _fanotify_missing() -> str | None:
     if os.geteuid() != 0:
         return "fanotify file-system marks need root (CAP_SYS_ADMIN); not running as root"
-    if not observe_fanotify.available(Path(tempfile.gettempdir())):
+    if not fanotify_kernel.available(Path(tempfile.gettempdir())):
         return "fanotify refused (no CAP_SYS_ADMIN, kernel < 5.17, or no file handles on this fs)"
     return None
 
@@ -292,7 +293,7 @@ def test_fanotify_falls_back_to_snapshot_when_marking_fails(
     def refuse(group: int, action: int, workspace: Path) -> None:
         raise PermissionError(1, "fanotify_mark: Operation not permitted")
 
-    monkeypatch.setattr(observe_fanotify, "_mark", refuse)
+    monkeypatch.setattr(observe_fanotify, "mark", refuse)
     changes = run(FanotifyObserver(ws), ws, "touch new && rm a.txt")
     assert triple(changes) == (("new",), (), ("a.txt",))
     assert changes.method == "snapshot"
@@ -319,7 +320,7 @@ def test_workspace_deleted_by_the_command(tmp_path: Path) -> None:
 def test_best_observer(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     expected = SnapshotObserver if MISSING else FanotifyObserver
     assert type(best_observer(ws)) is expected
-    monkeypatch.setattr(observe_fanotify, "available", lambda workspace: False)
+    monkeypatch.setattr(fanotify_kernel, "available", lambda workspace: False)
     assert type(best_observer(ws)) is SnapshotObserver
 
 
@@ -362,9 +363,9 @@ def _no_leaked_marks() -> Iterator[None]:
     probe = Path(tempfile.gettempdir()) / f"obs-probe-{os.getpid()}"
     probe.write_text("written after the test: no group may still be watching\n")
     probe.unlink()
-    for groups in observe_fanotify._idle.values():
+    for groups in fanotify_kernel.idle.values():
         for group in groups:
-            assert observe_fanotify._drain(group) == b""
+            assert fanotify_kernel.drain(group) == b""
 
 
 def test_every_registered_observer_loads_and_an_unknown_name_is_refused() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from epistemic_agent.journal.catalog import listing
-from epistemic_agent.journal.log import read_records
+from epistemic_agent.journal.reading import read_records
 from epistemic_agent.providers.base import AssistantMessage, ToolResults, UserMessage
 from epistemic_agent.runtime.resume import rebuild
 from epistemic_agent.runtime.session import Session

@@ -18,8 +18,8 @@ import pytest
 
 from epistemic_agent.cli import app as cli
 from epistemic_agent.demo import SCRIPT, prepare_workspace
+from epistemic_agent.journal.record_fields import version_notes
 from epistemic_agent.journal.records import CallView
-from epistemic_agent.journal.sessions import version_notes
 from epistemic_agent.policy.rules import preset
 from epistemic_agent.reports.diff import align
 from epistemic_agent.reports.stats import SUMMED

@@ -100,7 +100,8 @@ def run_task(
 
 def _numbers(workspace: Path) -> dict[str, Any]:
     """Calls, shape, rejections, reverts, flags, tokens and the stop, from the journal."""
-    from ..journal.sessions import ReadError, load, summary
+    from ..journal.sessions import ReadError, load
+    from ..journal.summary import summary
 
     try:
         numbers = summary(load(workspace))

@@ -66,7 +66,7 @@ def measure(
 def reviews_of(workspace: Path) -> dict[str, Any]:
     """What the supervisor said in one played session: the calls it flagged or blocked, and
     its reviews that failed."""
-    from ..journal.log import read_records
+    from ..journal.reading import read_records
 
     journal = workspace / ".epistemic" / "journal.jsonl"
     try:

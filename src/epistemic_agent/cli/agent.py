@@ -229,7 +229,7 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     events = _events(args)
     agent = Agent(session, provider, config, events)
     if getattr(args, "resume", None) is not None:
-        from ..journal.log import read_records
+        from ..journal.reading import read_records
         from ..runtime.resume import rebuild
 
         records, _ = read_records(session.layout.journal)

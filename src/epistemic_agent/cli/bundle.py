@@ -138,8 +138,8 @@ def _session_journal(args: argparse.Namespace) -> Path:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from ..journal.log import read_numbered
     from ..journal.notice import announce, exit_status, verdict_of
+    from ..journal.reading import read_numbered
     from ..journal.sessions import journal_of
     from ..reports.bundle.export import export
 

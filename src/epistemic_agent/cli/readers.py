@@ -44,8 +44,8 @@ def _journal_path(target: str, session: str | None = None) -> Path:
 
 
 def _cmd_log(args: argparse.Namespace) -> int:
-    from ..journal.log import read_numbered
     from ..journal.notice import announce, check_journal
+    from ..journal.reading import read_numbered
     from ..journal.records import merge_calls
 
     journal = _journal_path(args.dir, session_choice(args))
@@ -69,8 +69,8 @@ def _cmd_log(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from ..journal.catalog import find_layout
-    from ..journal.log import read_numbered
     from ..journal.notice import announce, check_journal, exit_status, notice
+    from ..journal.reading import read_numbered
     from ..reports.rationale.report import rebuild
 
     journal = _journal_path(args.dir, session_choice(args))

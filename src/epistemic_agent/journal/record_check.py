@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from ..core.structs import field, struct
 from .approval_check import CALL_SEQ, Approvals, check_approvals
 from .evidence_check import Listing, Ref, check_evidence, list_store, refs_of
-from .log import GENESIS, decode, read_numbered
+from .log import GENESIS, decode
+from .reading import read_numbered
 from .seal_check import Against, SealFile, judge_seals, read_seals
 from .verify import TAMPERED, Problem, Verification, verify_journal
 

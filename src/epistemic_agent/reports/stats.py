@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from ..core.vocabulary import act_order
 from ..journal.records import seq_of
-from ..journal.sessions import Loaded, summary
+from ..journal.sessions import Loaded
+from ..journal.summary import summary
 from .spend import BUCKET, dollars, spend_of
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from ..core.cancel import Cancel
     from ..effects.classify import Effect
-    from ..journal.log import JournalWriter
+    from ..journal.writer import JournalWriter
     from ..policy.rules import Decision
     from ..reports.rationale.report import Report
     from .approval import Answer

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
     from ..effects.classify import Effect
     from ..gate.check import Call
-    from ..journal.log import JournalWriter, Record
+    from ..journal.log import Record
+    from ..journal.writer import JournalWriter
     from ..reports.rationale.report import Report
     from .guard import Guard
     from .supervisor import Review, Supervisor

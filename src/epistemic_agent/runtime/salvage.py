@@ -19,8 +19,9 @@ from pathlib import Path
 
 from ..core.layout import Layout
 from ..core.structs import struct
-from ..journal.log import JournalWriter, Position, Record, decode
+from ..journal.log import Position, Record, decode
 from ..journal.verify import TORN, Verification, verify_journal
+from ..journal.writer import JournalWriter
 
 DAMAGED = "damaged"
 MOVED = ("journal.jsonl", "head.json", "evidence", "seals", "report")

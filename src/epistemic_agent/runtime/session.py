@@ -30,8 +30,9 @@ from ..execute.shell import Execution, bounded_text, run_shell
 from ..gate.check import Call, GateConfig, Rejected, check
 from ..journal.catalog import choosing, for_writing
 from ..journal.evidence import EvidenceStore
-from ..journal.log import JournalWriter, Record
+from ..journal.log import Record
 from ..journal.records import call_record, outcome_record, rejected_record
+from ..journal.writer import JournalWriter
 from ..policy.rules import PolicyError
 from ..reports.rationale.report import Report
 from .git_step import HOOK, commit_flag, head_commit, is_installed
@@ -161,8 +162,8 @@ class Session(PolicyCalls, ReviewCalls, TraceCalls):
         """A session that goes on in a journal whose chain does not verify (a line edited by
         hand) says so first in every report it writes from now on, as `epistemic report`
         does: what it appends does not make the earlier record trustworthy again."""
-        from ..journal.log import read_numbered
         from ..journal.notice import check_journal, notice
+        from ..journal.reading import read_numbered
         from ..journal.verify import INTACT, TORN
 
         result = check_journal(self.layout.journal)

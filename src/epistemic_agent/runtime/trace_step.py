@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..execute.sandbox.confinement import Confinement
     from ..gate.check import Call
     from ..journal.evidence import EvidenceStore
-    from ..journal.log import JournalWriter
+    from ..journal.writer import JournalWriter
     from .guard import Guard
     from .results import Settings
 

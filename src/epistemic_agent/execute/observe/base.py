@@ -3,7 +3,7 @@
 An `Observer` is started just before a command is spawned and finished after the command and
 its process group have ended; `finish()` returns `Changes`. `best_observer()` picks the method:
 
-fanotify (`observe_fanotify.py`; CAP_SYS_ADMIN, Linux >= 5.17, a file system that reports
+fanotify (`fanotify.py`; CAP_SYS_ADMIN, Linux >= 5.17, a file system that reports
     file handles: ext4, xfs, btrfs, tmpfs...). The kernel queues an event at the moment of
     each create, delete, rename, write, attribute change and close-after-write anywhere on the
     workspace's file system. After the command the queue is read and folded per path. The

@@ -1,143 +1,25 @@
-"""fanotify observation of one command (semantics and limits: see observe.py).
+"""fanotify observation of one command (semantics and limits: see base.py).
 
 One fanotify group (FAN_CLASS_NOTIF, FAN_REPORT_DFID_NAME | FAN_REPORT_FID |
-FAN_REPORT_TARGET_FID) marks the workspace's whole file system from `start()` to `finish()`.
-Closing a group waits for an SRCU grace period (8 to 20 ms measured), so groups are never
-closed: idle ones are kept in a pool and only the mark is added and removed per call (µs).
+FAN_REPORT_TARGET_FID) marks the workspace's whole file system from `start()` to `finish()`;
+groups come from a pool (fanotify_kernel.py).
 
 At `finish()` the mark is removed and the queue read until empty. Events are queued in the
 writer's syscall, so once the command has exited all of its events are there. Each event's
 directory handle is turned into a path with open_by_handle_at + readlink (cached per call);
 a directory that no longer exists is placed by the create/delete/rename events that named it.
-Paths are those at the end of the call. The kernel merges repeated events of one process on
-one object, so the fold relies on masks and file handles, not on the count of events.
+The events are then folded per path (fanotify_fold.py).
 """
 
 from __future__ import annotations
 
 import os
-import struct
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ...core.structs import struct as _struct
-from .base import (
-    DEFAULT_IGNORE,
-    Changes,
-    Observer,
-    SnapshotObserver,
-    changed_since,
-    coarse_now,
-    walk_names,
-)
-
-# fanotify_init flags (FAN_CLASS_NOTIF is 0), marks, events and info record types
-FAN_CLOEXEC, FAN_NONBLOCK, FAN_UNLIMITED_QUEUE = 0x1, 0x2, 0x10
-REPORT_FID, REPORT_DIR_FID, REPORT_NAME, REPORT_TARGET_FID = 0x200, 0x400, 0x800, 0x1000
-MARK_ADD, MARK_FLUSH, MARK_FILESYSTEM = 0x1, 0x80, 0x100
-MODIFY, ATTRIB, CLOSE_WRITE = 0x2, 0x4, 0x8
-CREATE, DELETE, OVERFLOW = 0x100, 0x200, 0x4000
-RENAME, ONDIR = 0x10000000, 0x40000000
-FID, DFID_NAME, OLD_DFID_NAME, NEW_DFID_NAME = 1, 2, 10, 12
-
-_INIT = FAN_CLOEXEC | FAN_NONBLOCK | REPORT_FID | REPORT_DIR_FID | REPORT_NAME | REPORT_TARGET_FID
-_MASK = MODIFY | ATTRIB | CLOSE_WRITE | CREATE | DELETE | RENAME | ONDIR
-_AT_FDCWD = -100
-
-_META = struct.Struct("=IBBHQii")  # struct fanotify_event_metadata
-_INFO = struct.Struct("=BBH")  # struct fanotify_event_info_header
-_HANDLE = struct.Struct("=Ii")  # struct file_handle, without f_handle
-
-
-class _Lib:
-    """The three libc calls, bound with ctypes on first use."""
-
-    def __init__(self) -> None:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        self.init = libc.fanotify_init
-        self.init.argtypes = [ctypes.c_uint, ctypes.c_uint]
-        self.mark = libc.fanotify_mark
-        self.mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int]
-        self.mark.argtypes += [ctypes.c_char_p]
-        self.open_handle = libc.open_by_handle_at
-        self.open_handle.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
-        self.errno = ctypes.get_errno
-
-    def check(self, result: int, what: str) -> int:
-        if result < 0:
-            code = self.errno()
-            raise OSError(code, f"{what}: {os.strerror(code)}")
-        return result
-
-
-_lib: _Lib | None = None
-_idle: dict[bool, list[int]] = {True: [], False: []}  # unlimited queue? → idle groups
-_usable: dict[int, bool] = {}  # st_dev → whether a probe succeeded
-
-
-def lib() -> _Lib:
-    global _lib
-    if _lib is None:
-        _lib = _Lib()
-    return _lib
-
-
-def available(workspace: Path) -> bool:
-    """Whether fanotify can watch this workspace's file system (probed once per device)."""
-    try:
-        device = os.stat(workspace).st_dev
-    except OSError:
-        return False
-    if device not in _usable:
-        _usable[device] = _probe(workspace)
-    return _usable[device]
-
-
-def _probe(workspace: Path) -> bool:
-    try:
-        group = _acquire(True)
-        _mark(group, MARK_ADD, workspace)
-        _flush(group)
-    except (OSError, AttributeError):  # EPERM, EINVAL (old kernel), no such libc symbol
-        return False
-    _idle[True].append(group)
-    return True
-
-
-def _acquire(unlimited: bool) -> int:
-    """An idle group from the pool (its queue emptied), or a new one."""
-    try:
-        group = _idle[unlimited].pop()
-    except IndexError:
-        flags = _INIT | (FAN_UNLIMITED_QUEUE if unlimited else 0)
-        return lib().check(lib().init(flags, os.O_RDONLY), "fanotify_init")
-    _drain(group)  # stragglers queued while the last mark was being removed
-    return group
-
-
-def _mark(group: int, action: int, workspace: Path) -> None:
-    path = os.fsencode(workspace)
-    lib().check(lib().mark(group, action | MARK_FILESYSTEM, _MASK, _AT_FDCWD, path), "mark")
-
-
-def _flush(group: int) -> None:
-    """Remove the group's file-system marks (whatever became of the workspace's path)."""
-    lib().check(lib().mark(group, MARK_FLUSH | MARK_FILESYSTEM, 0, _AT_FDCWD, None), "flush")
-
-
-def _drain(group: int) -> bytes:
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(group, 1 << 16)
-        except BlockingIOError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
+from .base import DEFAULT_IGNORE, Changes, Observer, SnapshotObserver, changed_since, coarse_now
+from .fanotify_events import ONDIR, OVERFLOW, parse
+from .fanotify_fold import Fold, Paths
+from .fanotify_kernel import MARK_ADD, acquire, drain, flush, idle, mark, where
 
 
 class FanotifyObserver(Observer):
@@ -164,12 +46,12 @@ class FanotifyObserver(Observer):
         self._fallback = None
         self._since = coarse_now()
         try:
-            group = _acquire(self.unlimited_queue)
+            group = acquire(self.unlimited_queue)
         except (OSError, AttributeError):
             return self._start_fallback()
         try:
             self._root_fd = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            _mark(group, MARK_ADD, self.workspace)
+            mark(group, MARK_ADD, self.workspace)
         except OSError:
             self._group = group
             self._release()
@@ -203,20 +85,20 @@ class FanotifyObserver(Observer):
         if group is None:
             return b""
         try:
-            _flush(group)
+            flush(group)
         except OSError:  # never seen; a group that may still be marked must not be reused
-            data = _drain(group)
+            data = drain(group)
             os.close(group)
             return data
-        data = _drain(group)
-        _idle[self.unlimited_queue].append(group)
+        data = drain(group)
+        idle[self.unlimited_queue].append(group)
         return data
 
     def _fold(self, data: bytes, root_fd: int) -> Changes:
         """Two passes over the raw buffer (it is the smallest form of the events): where
         directories were named, then the fold."""
         root = str(self.workspace)
-        paths = Paths(root, self.ignored, lambda handle: _where(root_fd, handle))
+        paths = Paths(root, self.ignored, lambda handle: where(root_fd, handle))
         for event in parse(data, ONDIR):
             paths.learn(event)
         fold = Fold(paths, root, self.ignored, self._since)
@@ -238,335 +120,3 @@ class FanotifyObserver(Observer):
         created &= exists
         modified = (modified & exists) | (deleted & exists) | (changed - created)
         return Changes.of(created, modified, deleted - exists, "fanotify+ctime", complete=False)
-
-
-def _where(handle_fd: int, handle: bytes) -> str | None:
-    """The current absolute path of a directory's handle; None if it no longer exists."""
-    found = lib().open_handle(handle_fd, handle, os.O_PATH | os.O_CLOEXEC)
-    if found < 0:
-        return None  # ESTALE: deleted (or the handle is of another file system)
-    try:
-        target = os.readlink(f"/proc/self/fd/{found}")
-    except OSError:  # a path longer than PATH_MAX: placed by the names events gave instead
-        return None
-    finally:
-        os.close(found)
-    return None if target.endswith(" (deleted)") else target
-
-
-def parse(data: bytes, wanted: int = ~0) -> Iterator[Event]:
-    """The events in a buffer read from a group (whole events only) whose mask has any of
-    the `wanted` bits; the others are skipped without decoding their records."""
-    offset, end, unpack = 0, len(data), _META.unpack_from
-    while offset + _META.size <= end:
-        length, _version, _reserved, meta_len, mask, _fd, pid = unpack(data, offset)
-        if length < meta_len:
-            break
-        if mask & wanted:
-            yield Event(mask, pid, _records(data, offset + meta_len, offset + length))
-        offset += length
-
-
-def _records(data: bytes, start: int, end: int) -> tuple[Record, ...]:
-    """(info type, struct file_handle bytes, name) of each fid record of an event."""
-    records = []
-    while start + _INFO.size <= end:
-        kind, _pad, length = _INFO.unpack_from(data, start)
-        size, _type = _HANDLE.unpack_from(data, start + 12)
-        handle_end = start + 12 + _HANDLE.size + size
-        if length < handle_end - start:
-            break
-        stop = data.find(b"\0", handle_end, start + length)
-        name = data[handle_end:stop].decode(errors="surrogateescape") if stop > handle_end else ""
-        records.append((kind, data[start + 12 : handle_end], name))
-        start += length
-    return tuple(records)
-
-
-# -- folding events into changes -----------------------------------------------------------
-
-
-Record = tuple[int, bytes, str]  # info type, handle, name ("" when none)
-
-
-@_struct
-class Event:
-    """One queued event: its mask, the writer's pid and its fid records."""
-
-    mask: int
-    pid: int
-    records: tuple[Record, ...]
-
-    def record(self, kind: int) -> tuple[bytes, str] | None:
-        for found, handle, name in self.records:
-            if found == kind:
-                return handle, name
-        return None
-
-    @property
-    def fid(self) -> bytes | None:
-        """The handle of the object itself (the child, for create/delete/rename)."""
-        found = self.record(FID)
-        return None if found is None else found[0]
-
-    def nameless_attrib(self) -> bytes | None:
-        """The handle of an ATTRIB reported without a name: a link count changed."""
-        if not self.mask & ATTRIB:
-            return None
-        entry = self.record(DFID_NAME)
-        if entry is None:
-            return self.fid
-        return entry[0] if entry[1] == "." and self.mask & ONDIR else None
-
-
-class Paths:
-    """Directory handles → workspace-relative paths at the end of the call ("" = the root)."""
-
-    def __init__(self, root: str, ignored: frozenset[str], where: Callable[[bytes], str | None]):
-        self._root = root
-        self._prefix = root.rstrip("/") + "/"
-        self._ignored = ignored
-        self.absolute = where
-        self._cache: dict[bytes, str | None] = {}
-        self._links: dict[bytes, tuple[bytes, str]] = {}
-
-    def learn(self, event: Event) -> None:
-        """Remember where each directory was last named, to place ones gone by the end."""
-        fid = event.fid
-        if not event.mask & ONDIR or fid is None:
-            return
-        kind = NEW_DFID_NAME if event.mask & RENAME else DFID_NAME
-        entry = event.record(kind)
-        if entry is not None and event.mask & (CREATE | DELETE | RENAME):
-            self._links[fid] = entry
-
-    def entry(self, handle: bytes, name: str) -> str | None:
-        """The path an event names; None if outside the workspace, ignored, or the root."""
-        base = self.directory(handle)
-        if base is None or name in self._ignored:
-            return None
-        path = _join(base, name)
-        return path or None
-
-    def directory(self, handle: bytes) -> str | None:
-        if handle in self._cache:
-            return self._cache[handle]
-        self._cache[handle] = None  # a cycle of links ends here
-        found = self.absolute(handle)
-        if found is not None:
-            path = self._relative(found)
-        elif handle in self._links:
-            parent, name = self._links[handle]
-            base = self.directory(parent)
-            path = None if base is None or name in self._ignored else _join(base, name)
-        else:
-            path = None
-        self._cache[handle] = path
-        return path
-
-    def _relative(self, found: str) -> str | None:
-        if found == self._root:
-            return ""
-        if not found.startswith(self._prefix):
-            return None
-        path = found[len(self._prefix) :]
-        return None if self._ignored.intersection(path.split("/")) else path
-
-
-def _join(base: str, name: str) -> str:
-    if name in ("", "."):
-        return base
-    return f"{base}/{name}" if base else name
-
-
-@_struct(frozen=False)
-class Track:
-    """One path across the call. `first`/`last`: handles of the object there before/at end."""
-
-    existed: bool
-    exists: bool
-    first: bytes | None = None
-    last: bytes | None = None
-    touched: bool = False  # content or attributes changed
-    cycled: bool = False  # removed or replaced at least once
-    closed: bool = False  # closed after being opened for writing
-
-
-# after a rename onto a new path: that path, the moved handle, its ONDIR bit, a candidate
-Pending = tuple[str, bytes | None, int, bytes | None]
-
-
-class Fold:
-    """Events, in queue order, folded per path into created/modified/deleted."""
-
-    def __init__(self, paths: Paths, root: str, ignored: frozenset[str], since_ns: int) -> None:
-        self.paths = paths
-        self.root = root
-        self.ignored = ignored
-        self.since_ns = since_ns
-        self.tracks: dict[str, Track] = {}
-        self.moves: list[tuple[str | None, str | None, bytes | None]] = []
-        self.overflow = False
-        self._pending: dict[int, Pending] = {}
-
-    def apply(self, event: Event) -> None:
-        if event.mask & OVERFLOW:
-            self.overflow = True
-        elif self._settle(event):
-            return
-        elif event.mask & RENAME:
-            self._rename(event)
-        else:
-            self._dirent(event)
-
-    def _dirent(self, event: Event) -> None:
-        entry = event.record(DFID_NAME)
-        if entry is None:
-            return  # a link count changed (only meaningful right after a rename)
-        path = self.paths.entry(*entry)
-        if path is None:
-            return
-        mask, fid = event.mask, event.fid
-        if mask & CREATE:
-            self._add(path, fid)
-        if mask & (MODIFY | ATTRIB):
-            self._touch(path, fid).touched = True
-        if mask & CLOSE_WRITE:
-            self._touch(path, fid).closed = True
-        if mask & DELETE:
-            self._remove(path, fid)
-
-    def _rename(self, event: Event) -> None:
-        fid = event.fid
-        old, new = event.record(OLD_DFID_NAME), event.record(NEW_DFID_NAME)
-        old_path = None if old is None else self.paths.entry(*old)
-        new_path = None if new is None else self.paths.entry(*new)
-        if old_path is not None:
-            self._remove(old_path, fid)
-        if new_path is not None:
-            if new_path not in self.tracks:  # did it replace something? The next event says.
-                self._pending[event.pid] = (new_path, fid, event.mask & ONDIR, None)
-            self._add(new_path, fid)
-        if event.mask & ONDIR:
-            self.moves.append((old_path, new_path, fid))
-
-    def _settle(self, event: Event) -> bool:
-        """A rename over an existing entry is followed by a nameless ATTRIB (its link count)
-        from the same process, of a directory if a directory was moved; a link or unlink also
-        makes one, followed by its own create or delete of that object. True when the event
-        was used up here."""
-        state = self._pending.pop(event.pid, None)
-        if state is None:
-            return False
-        path, moved, ondir, candidate = state
-        if candidate is None:
-            nameless = event.nameless_attrib()
-            if nameless is not None and nameless != moved and event.mask & ONDIR == ondir:
-                self._pending[event.pid] = (path, moved, ondir, nameless)
-                return True
-            return False
-        if not (event.mask & (CREATE | DELETE) and event.fid == candidate):
-            self._replaced(path)
-        return False
-
-    def _replaced(self, path: str) -> None:
-        track = self.tracks.get(path)
-        if track is not None and not track.existed:
-            track.existed, track.first, track.cycled = True, None, True
-
-    def _add(self, path: str, fid: bytes | None) -> None:
-        track = self.tracks.get(path)
-        if track is None:
-            self.tracks[path] = Track(existed=False, exists=True, last=fid)
-        else:
-            track.exists, track.last, track.cycled = True, fid, True
-
-    def _remove(self, path: str, fid: bytes | None) -> None:
-        track = self.tracks.get(path)
-        if track is None:
-            self.tracks[path] = Track(existed=True, exists=False, first=fid, cycled=True)
-        else:
-            track.exists, track.cycled = False, True
-
-    def _touch(self, path: str, fid: bytes | None) -> Track:
-        track = self.tracks.get(path)
-        if track is None:
-            track = self.tracks[path] = Track(existed=True, exists=True, first=fid, last=fid)
-        return track
-
-    def changes(self, method: str) -> Changes:
-        return Changes.of(*self.sets(), method)
-
-    def sets(self) -> tuple[set[str], set[str], set[str]]:
-        for path, _moved, _ondir, candidate in self._pending.values():
-            if candidate is not None:
-                self._replaced(path)
-        self._pending.clear()
-        created: set[str] = set()
-        modified: set[str] = set()
-        deleted: set[str] = set()
-        for path, track in self.tracks.items():
-            if track.existed and not track.exists:
-                deleted.add(path)
-            elif track.exists and not track.existed:
-                created.add(path)
-            elif track.exists and self._changed(path, track):
-                modified.add(path)
-        for old, new, handle in self.moves:
-            self._expand(old, new, handle, (created, modified, deleted))
-        both = created & deleted
-        return created - both, (modified | both) - created - deleted, deleted - both
-
-    def _changed(self, path: str, track: Track) -> bool:
-        if track.touched or (track.cycled and (track.first is None or track.first != track.last)):
-            return True
-        if not track.closed or track.cycled:
-            return False
-        try:  # written through a shared mmap, or only opened for writing?
-            return os.lstat(os.path.join(self.root, path)).st_mtime_ns >= self.since_ns
-        except OSError:
-            return False
-
-    def _expand(
-        self,
-        old: str | None,
-        new: str | None,
-        handle: bytes | None,
-        sets: tuple[set[str], set[str], set[str]],
-    ) -> None:
-        """A moved directory brings its contents: list them (as they are at the end)."""
-        created, modified, deleted = sets
-        gone = old is not None and old in deleted
-        fresh = new is not None and new in created  # nothing was there before the call
-        replacing = new in modified and self._before(new) != handle  # over an empty dir
-        if not (gone or fresh or replacing) or handle is None:
-            return
-        location = self.paths.absolute(handle)
-        if location is None:
-            return
-        names = set(walk_names(location, self.ignored))
-        before = set(names)  # what the directory held when it left `old`
-        if new is not None and (fresh or replacing):
-            inside = new + "/"
-            before -= {_under(path, inside) for path in created if self._new(path)}
-            created |= {inside + name for name in names}
-            if fresh:  # changes beneath it were made to this directory: relocate them
-                lost = {path for path in deleted if path.startswith(inside)}
-                deleted -= lost
-                modified -= {path for path in modified if path.startswith(inside)}
-                before |= {_under(path, inside) for path in lost}
-        if gone:
-            deleted |= {f"{old}/{name}" for name in before if name}
-
-    def _new(self, path: str) -> bool:
-        track = self.tracks.get(path)
-        return track is not None and not track.existed
-
-    def _before(self, path: str | None) -> bytes | None:
-        track = None if path is None else self.tracks.get(path)
-        return None if track is None else track.first
-
-
-def _under(path: str, prefix: str) -> str:
-    """The part of path below prefix ("" when path is not below it)."""
-    return path[len(prefix) :] if path.startswith(prefix) else ""

@@ -41,6 +41,6 @@ def outside_observer(folder: Path) -> Observer:
 
 
 def _fanotify_or(folder: Path, fallback: str) -> str:
-    from . import fanotify as observe_fanotify
+    from . import fanotify_kernel
 
-    return "fanotify" if observe_fanotify.available(folder) else fallback
+    return "fanotify" if fanotify_kernel.available(folder) else fallback

@@ -234,7 +234,7 @@ def _exported_problems(recorded: dict[str, Any]) -> list[str]:
 
 def _check_refs(journal: Path, manifest: Any, listed: list[Listed], result: BundleCheck) -> None:
     """Evidence the journal references must be in the bundle, or declared missing at export."""
-    from ...journal.log import read_records
+    from ...journal.reading import read_records
     from .export import evidence_refs
 
     present = {entry.path[-64:] for entry in listed if entry.path.startswith(EVIDENCE)}

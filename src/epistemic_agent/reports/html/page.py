@@ -14,7 +14,7 @@ from ...core.safetext import esc
 from ...core.version import __version__
 from ...core.vocabulary import ACT_NAMES, act_order
 from ...journal.records import seq_of
-from ...journal.sessions import summary
+from ...journal.summary import summary
 from ..plot import NO_ACT, STATUSES, counts, dead_end, lanes, marks, shape, status_of, title
 from ..rationale import diffs as call_diff
 from ..rationale import words as model_words

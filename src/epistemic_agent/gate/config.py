@@ -1,0 +1,24 @@
+"""What the gate needs to know about the session it guards."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core.structs import struct
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..effects.model import Effect
+
+MIN_REASON = 20
+
+
+@struct
+class GateConfig:
+    """What the gate needs to know: the workspace root (absolute) and the reason minimum."""
+
+    workspace: str
+    min_reason: int = MIN_REASON
+    temp: str = "/tmp"  # the system temp directory: observations may write scratch files there
+    classify: Callable[[str], Effect] | None = None  # default: effects.classify

@@ -1,0 +1,83 @@
+"""What one loaded session amounts to: the numbers `stats` prints, the files its calls changed,
+the seq of each call."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from ..core.tokens_text import input_sum
+from ..core.vocabulary import act_order
+from .log import Record
+from .records import CallView, seq_of
+from .sessions import Loaded
+
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def summary(session: Loaded) -> dict[str, Any]:
+    """The numbers `stats` prints for one session (JSON-ready; stable keys, additive only)."""
+    views = session.views
+    ran = [v for v in views if v.status not in ("rejected",)]
+    acts = Counter(v.act for v in ran if v.act)
+    total = sum(acts.values())
+    model = session.of_kind("model")
+    ending = session.of_kind("stop")
+    approvals = Counter(str(r.get("decision")) for r in session.of_kind("approval"))
+    flags = Counter(str(f.get("flag")) for v in views for f in v.flags)
+    return {
+        "session": session.header.get("session"),
+        "journal": str(session.journal),
+        "name": session.name,
+        "task": session.header.get("task"),
+        "model": session.header.get("model"),
+        "calls": len(views),
+        "acts": {act: acts[act] for act in sorted(acts, key=act_order)},
+        "shares": {act: round(acts[act] / total, 4) for act in sorted(acts, key=act_order)},
+        "rejections": dict(Counter(str(v.rule) for v in views if v.status == "rejected")),
+        "failed": sum(1 for v in ran if v.status == "ran" and v.ok is False),
+        "unknown": sum(1 for v in views if v.status == "unknown"),
+        "flags": dict(flags),
+        "reverts": acts.get("revert", 0),
+        "dead_ends": [v.seq for v in ran if v.act == "revert"],
+        "approved": approvals.get("approved", 0),
+        "denied": approvals.get("denied", 0) + sum(1 for v in views if _policy_denied(v)),
+        "hypotheses": acts.get("test-hypothesis", 0),
+        "wall_time": session.wall_time,
+        "model_calls": len(model),
+        "prompt_tokens": _sum(model, "prompt_tokens"),
+        "completion_tokens": _sum(model, "completion_tokens"),
+        "input_tokens": input_sum(model),  # all input, cached or not (tokens_text.py)
+        "stop": ending[-1].get("reason") if ending else None,
+        "changed": changed_files(session),
+        "integrity": session.integrity.status if session.integrity else None,
+        "notes": list(session.notes),
+    }
+
+
+def _policy_denied(view: CallView) -> bool:
+    return view.status == "rejected" and view.rule == "policy"
+
+
+def _sum(records: list[Record], key: str) -> int:
+    return sum(value for r in records if isinstance(value := r.get(key), int))
+
+
+def changed_files(session: Loaded) -> dict[str, list[str]]:
+    """The workspace paths the session's calls were seen to create, modify and delete."""
+    changed: dict[str, dict[str, None]] = {"created": {}, "modified": {}, "deleted": {}}
+    for view in session.views:
+        for key, paths in (view.observed or {}).items():
+            if key in changed and isinstance(paths, list):
+                changed[key].update(dict.fromkeys(str(p) for p in paths))
+    return {key: sorted(paths) for key, paths in changed.items()}
+
+
+def call_seqs(records: list[Record]) -> list[int]:
+    """The seq of every call and rejection, in journal order."""
+    return [
+        seq
+        for r in records
+        if r.get("kind") in ("call", "rejected") and (seq := seq_of(r)) is not None
+    ]
