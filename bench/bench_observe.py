@@ -35,6 +35,7 @@ from epistemic_agent.execute.observe.base import (
     Changes,
     Observer,
     SnapshotObserver,
+    WorkspaceObserver,
     snapshot,
 )
 from epistemic_agent.execute.shell import Launch, run_shell
@@ -46,7 +47,7 @@ QUIET = "true"
 WRITER = "mkdir -p out && for i in $(seq 100); do echo $i > out/f$i; done && rm -r pkg0/mod0"
 
 
-class NoObserver(Observer):
+class NoObserver(WorkspaceObserver):
     """The control row: nothing observed."""
 
     method = "none"
@@ -75,7 +76,7 @@ def spawn(ws: Path, command: str) -> None:
     subprocess.run(["bash", "-c", command], cwd=ws, stdin=subprocess.DEVNULL, check=True)
 
 
-class EnforcedObserver(Observer):
+class EnforcedObserver(WorkspaceObserver):
     """Observation plus what a non-mutating act also pays: a read-only sandbox for the
     workspace (built once, as a session does), applied by the session's executor."""
 

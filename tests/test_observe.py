@@ -368,9 +368,10 @@ def _no_leaked_marks() -> Iterator[None]:
             assert fanotify_kernel.drain(group) == b""
 
 
-def test_every_registered_observer_loads_and_an_unknown_name_is_refused() -> None:
+def test_every_registered_observer_loads_and_an_unknown_name_is_refused(tmp_path: Path) -> None:
     for name in OBSERVERS:
         found = observer_class(name)
-        assert issubclass(found, Observer) and found.method == name
+        assert isinstance(found(tmp_path), Observer) and found.method == name
+    assert not isinstance(object(), Observer)
     with pytest.raises(KeyError, match="known: fanotify, snapshot, ctime"):
         observer_class("inotify")

@@ -58,7 +58,7 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ...core.layout import RECORD_DIR
 from ...core.structs import struct
@@ -121,8 +121,23 @@ class Changes:
         return not (self.created or self.modified or self.deleted)
 
 
-class Observer:
-    """Watches one workspace across one command: `start()`, run it, `finish()`. Reusable."""
+@runtime_checkable
+class Observer(Protocol):
+    """What a session needs of an observer: `start()` just before the command is spawned,
+    `finish()` after it and its process group have ended, returning what changed. Observers
+    are registered by name in registry.py; `method` names the observer in the record."""
+
+    @property
+    def method(self) -> str: ...
+
+    def start(self) -> None: ...
+
+    def finish(self) -> Changes: ...
+
+
+class WorkspaceObserver:
+    """The observers' shared base: watches one workspace across one command, `start()`, run
+    it, `finish()`. Reusable."""
 
     method: ClassVar[str] = ""
 
@@ -140,7 +155,7 @@ class Observer:
         raise NotImplementedError
 
 
-class SnapshotObserver(Observer):
+class SnapshotObserver(WorkspaceObserver):
     """lstat every entry at start and at finish, and compare (no hashing)."""
 
     method = "snapshot"
@@ -159,7 +174,7 @@ class SnapshotObserver(Observer):
         return compare(before, snapshot(str(self.workspace), self.ignored), self.method)
 
 
-class CtimeObserver(Observer):
+class CtimeObserver(WorkspaceObserver):
     """For folders outside the workspace a mutating act may write (package caches, often
     large): at finish, one walk for every entry whose ctime moved since start. Created and
     modified are not told apart (both are listed as modified) and deletions are not seen."""

@@ -16,13 +16,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .base import DEFAULT_IGNORE, Changes, Observer, SnapshotObserver, changed_since, coarse_now
+from .base import (
+    DEFAULT_IGNORE,
+    Changes,
+    SnapshotObserver,
+    WorkspaceObserver,
+    changed_since,
+    coarse_now,
+)
 from .fanotify_events import ONDIR, OVERFLOW, parse
 from .fanotify_fold import Fold, Paths
 from .fanotify_kernel import MARK_ADD, acquire, drain, flush, idle, mark, where
 
 
-class FanotifyObserver(Observer):
+class FanotifyObserver(WorkspaceObserver):
     """Observe with a file-system-wide fanotify mark held only while the command runs."""
 
     method = "fanotify"

@@ -1,6 +1,6 @@
 """Which observer watches a call: observers by name, and the best one this platform allows.
 
-An observer is anything with the `Observer` interface of observe.py (`start()` before the
+An observer satisfies the `Observer` protocol of base.py (`start()` before the
 command, `finish()` after it, returning the `Changes`). Each is named here by the import path
 of its class, as mini-swe-agent names its environments, so a new one is one line and no
 module is imported until it is chosen.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from .base import DEFAULT_IGNORE, Observer
+from .base import DEFAULT_IGNORE, Observer, WorkspaceObserver
 
 OBSERVERS: dict[str, str] = {
     "fanotify": "epistemic_agent.execute.observe.fanotify.FanotifyObserver",
@@ -20,13 +20,13 @@ OBSERVERS: dict[str, str] = {
 }
 
 
-def observer_class(name: str) -> type[Observer]:
+def observer_class(name: str) -> type[WorkspaceObserver]:
     """The observer class registered under `name`; KeyError names the known ones."""
     try:
         module_name, _, class_name = OBSERVERS[name].rpartition(".")
     except KeyError:
         raise KeyError(f"no observer named {name!r}; known: {', '.join(OBSERVERS)}") from None
-    found: type[Observer] = getattr(importlib.import_module(module_name), class_name)
+    found: type[WorkspaceObserver] = getattr(importlib.import_module(module_name), class_name)
     return found
 
 
