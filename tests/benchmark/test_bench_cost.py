@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from fake_models import AnthropicCache, CacheError, OpenAICache, canonical, tokens
 
 pytestmark = pytest.mark.timeout(120)

@@ -12,7 +12,7 @@ from epistemic_agent import __version__
 from epistemic_agent.cli.app import _children, build_parser
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REASON = "learn what this prints in the workspace"
 
 

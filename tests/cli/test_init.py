@@ -18,7 +18,7 @@ from epistemic_agent.cli import main
 from epistemic_agent.cli.client_setup import CLAUDE_DENY, INSTRUCTIONS
 from epistemic_agent.cli.config_merge import SECTION_BEGIN, SECTION_END, Want, merge_json
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 FILES = {
     "claude-code": [".mcp.json", ".claude/settings.json", "CLAUDE.md", ".gitignore"],

@@ -27,7 +27,7 @@ from epistemic_agent.effects.options import (
 )
 from test_effects import CASES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

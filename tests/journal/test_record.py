@@ -352,7 +352,7 @@ def test_a_malformed_expected_head_is_a_usage_error(ws: Path, value: str) -> Non
 
 
 def test_every_problem_id_is_documented() -> None:
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "security.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
     assert all(f"`{check}`" in doc for check in PROBLEMS), [c for c in PROBLEMS if c not in doc]
 
 

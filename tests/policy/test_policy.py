@@ -27,7 +27,7 @@ from epistemic_agent.policy.rules import (
     preset,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "policy.md").read_text()
 #: The example policy of docs/policy.md: its four rules are the ones the issue asks for.
 DOC_POLICY = re.search(r"```toml\n(.*?)```", DOC, re.S).group(1)  # type: ignore[union-attr]

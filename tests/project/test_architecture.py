@@ -12,7 +12,7 @@ from pathlib import Path
 
 import grimp
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "epistemic_agent"
 LINT = Path(sys.executable).with_name("lint-imports")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from epistemic_agent.cli.docs import render_cli_docs
 from epistemic_agent.gate.check import RULES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_cli_docs_are_generated_from_the_current_parser() -> None:

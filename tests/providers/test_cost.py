@@ -364,7 +364,7 @@ def test_spend_folds_any_model_records(fields: list[dict[str, Any]]) -> None:
 def test_the_documented_table_is_the_built_in_one() -> None:
     from epistemic_agent.providers.model_table import BUILTIN
 
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "models.md").read_text("utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text("utf-8")
 
     def shown(value: float | int | None, count: bool = False) -> str:
         return "-" if value is None else (f"{value:,}" if count else f"{value:g}")

@@ -17,7 +17,7 @@ from wire import SSE, AnthropicWire, OpenAIWire, ResponsesWire
 
 pytestmark = pytest.mark.timeout(60)
 __all__ = ["clean_env", "server"]  # fixtures
-FIXTURES = Path(__file__).parent / "fixtures" / "wire"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wire"
 
 
 class Sink:

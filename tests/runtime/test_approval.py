@@ -31,7 +31,7 @@ from epistemic_agent.runtime.approval import Answer, Request
 from epistemic_agent.runtime.session import Session, Settings
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC_POLICY = re.search(  # the example policy of docs/policy.md
     r"```toml\n(.*?)```", (ROOT / "docs" / "policy.md").read_text(), re.S
 ).group(1)  # type: ignore[union-attr]
