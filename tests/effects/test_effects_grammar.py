@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_effects import CASES
 
 from epistemic_agent.effects import programs as effects_programs
 from epistemic_agent.effects.classify import MUTATING, READ_ONLY, classify
@@ -25,7 +26,6 @@ from epistemic_agent.effects.options import (
     grammar,
     parse,
 )
-from test_effects import CASES
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
