@@ -12,21 +12,10 @@ import pytest
 
 from epistemic_agent.providers.models import ModelInfo
 from fakeserver import FakeServer
-from providerkit import (
-    bash,
-    clean_env,
-    of_kind,
-    provider_for,
-    push_calls,
-    push_final,
-    records,
-    run_agent,
-    server,
-)
+from providerkit import bash, of_kind, provider_for, push_calls, push_final, records, run_agent
 from wire import MODEL, AnthropicWire, OpenAIWire, ResponsesWire, Wire
 
-pytestmark = pytest.mark.timeout(60)
-__all__ = ["clean_env", "server"]  # fixtures
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("clean_env")]
 EPHEMERAL = {"type": "ephemeral"}
 
 

@@ -20,19 +20,16 @@ from epistemic_agent.reports.spend import ANSWER, Spend, spend_of
 from fakeserver import FakeServer
 from providerkit import (
     bash,
-    clean_env,
     clean_subprocess_env,
     of_kind,
     provider_for,
     push_calls,
     push_final,
     run_agent,
-    server,
 )
 from wire import AnthropicWire, OpenAIWire
 
-pytestmark = pytest.mark.timeout(120)
-__all__ = ["clean_env", "server"]  # fixtures
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("clean_env")]
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 SONNET = lookup("anthropic", "claude-sonnet-4-5", {})
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from conftest import KEY
 from epistemic_agent.cli import app as cli
 from epistemic_agent.providers import ProviderError, make_provider
 from epistemic_agent.providers.anthropic_messages import AnthropicProvider
@@ -27,11 +28,9 @@ from epistemic_agent.providers.replay import ReplayProvider
 from epistemic_agent.runtime.prompt import system_prompt
 from fakeserver import FakeServer
 from providerkit import (
-    KEY,
     REASON,
     bash,
     bash_output,
-    clean_env,
     clean_subprocess_env,
     of_kind,
     provider_for,
@@ -39,14 +38,12 @@ from providerkit import (
     push_final,
     records,
     run_agent,
-    server,
 )
 from wire import ALL_WIRES, MODEL, AnthropicWire, Call, OpenAIWire, ResponsesWire, Wire
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("clean_env")]
 
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
-__all__ = ["clean_env", "server"]  # fixtures
 
 
 @pytest.fixture(params=ALL_WIRES, ids=lambda wire: wire.id)

@@ -13,21 +13,10 @@ import pytest
 
 from epistemic_agent.providers.base import ToolCall, Turn
 from fakeserver import FakeServer
-from providerkit import (
-    Recorder,
-    bash,
-    clean_env,
-    of_kind,
-    provider_for,
-    push_calls,
-    push_final,
-    run_agent,
-    server,
-)
+from providerkit import Recorder, bash, of_kind, provider_for, push_calls, push_final, run_agent
 from wire import SSE, AnthropicWire, OpenAIWire, ResponsesWire, Wire, named_events
 
-pytestmark = pytest.mark.timeout(60)
-__all__ = ["clean_env", "server"]  # fixtures
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("clean_env")]
 
 STREAMS = (OpenAIWire(True), AnthropicWire(True), ResponsesWire(True))
 

@@ -13,19 +13,16 @@ from fakeserver import FakeServer
 from providerkit import (
     REASON,
     bash,
-    clean_env,
     of_kind,
     provider_for,
     push_calls,
     push_final,
     records,
     run_agent,
-    server,
 )
 from wire import MODEL, AnthropicWire, OpenAIWire, ResponsesWire
 
-pytestmark = pytest.mark.timeout(60)
-__all__ = ["clean_env", "server"]  # fixtures
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("clean_env")]
 
 THOUGHT = {
     "type": "thinking",

@@ -12,11 +12,10 @@ import pytest
 from epistemic_agent.providers import ProviderError
 from epistemic_agent.providers.base import UserMessage
 from fakeserver import FakeServer
-from providerkit import Recorder, clean_env, provider_for, server
+from providerkit import Recorder, provider_for
 from wire import SSE, AnthropicWire, OpenAIWire, ResponsesWire
 
-pytestmark = pytest.mark.timeout(60)
-__all__ = ["clean_env", "server"]  # fixtures
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("clean_env")]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wire"
 
 

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
+from conftest import KEY
 from epistemic_agent.policy.supervisor import SupervisorSpec
 from epistemic_agent.reports.beliefs import Ledger, agent_verdict
 from epistemic_agent.runtime.session import Session, Settings
 from epistemic_agent.runtime.supervisor import make_supervisor
 from fakeserver import FakeServer
-from providerkit import KEY, clean_env, server
 from wire import MODEL, OpenAIWire
 
-__all__ = ["clean_env", "server"]  # fixtures
+pytestmark = pytest.mark.usefixtures("clean_env")
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 BELIEF = (
     "I believe report.py counts only completed customers; if it prints 8 the belief is refuted."

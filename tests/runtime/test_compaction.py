@@ -31,7 +31,6 @@ from epistemic_agent.runtime.session import Session
 from fakeserver import FakeServer
 from providerkit import (
     bash,
-    clean_env,
     clean_subprocess_env,
     of_kind,
     provider_for,
@@ -39,12 +38,10 @@ from providerkit import (
     push_final,
     records,
     run_agent,
-    server,
 )
 from wire import AnthropicWire
 
-pytestmark = pytest.mark.timeout(120)
-__all__ = ["clean_env", "server"]  # fixtures
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("clean_env")]
 EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 REASON = "Read the next chunk of the log; I need all of it before deciding."
 
