@@ -1,7 +1,7 @@
 """What the tests share: the repository root, the `epistemic` command and a runner for it,
 workspace fixtures, and the fake model server with the clean environment its clients need.
 
-The plain names (`ROOT`, `EPISTEMIC`, `epistemic`, `eventually`) are imported as
+The plain names (`ROOT`, `EPISTEMIC`, `epistemic`, `epistemic_strict`, `eventually`) are imported as
 `from conftest import ...`; pytest puts this folder on the path (pyproject's `pythonpath`)."""
 
 from __future__ import annotations
@@ -57,6 +57,11 @@ def epistemic(
     if no_traceback:
         assert "Traceback" not in done.stderr, done.stderr
     return done
+
+
+def epistemic_strict(*args: str, **options: Any) -> subprocess.CompletedProcess[str]:
+    """`epistemic(...)` for commands that must fail cleanly if they fail: never a traceback."""
+    return epistemic(*args, no_traceback=True, **options)
 
 
 def eventually(check: Callable[[], Any], what: str, seconds: float = 30) -> Any:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import EPISTEMIC
 from epistemic_agent.benchmark import TASKS_DIR, judgelib
 from epistemic_agent.benchmark.hiding import git_folders, out_siblings, plan
 from epistemic_agent.benchmark.judge import Private, launcher_argv
@@ -23,7 +24,6 @@ from epistemic_agent.runtime.session import Session, Settings
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
 
 FOUND = detect(probe_bwrap=True)
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "look at what lies around before deciding anything"
 SECRET = "the answer is 42"
 

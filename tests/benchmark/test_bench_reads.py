@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import EPISTEMIC
 from epistemic_agent.benchmark import TASKS_DIR
 from epistemic_agent.benchmark.peek_record import pattern
 from epistemic_agent.benchmark.readable import allow_list
@@ -27,7 +28,6 @@ from epistemic_agent.runtime.session import Session, Settings
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
 
 FOUND = detect(probe_bwrap=True)
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "look at what lies around before deciding anything"
 SECRET = "the answer is 42, from a copy nobody knew of"
 TASK_FILE = "src/epistemic_agent/benchmark/tasks/csv-counting/oracle"

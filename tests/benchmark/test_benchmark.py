@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import EPISTEMIC
 from epistemic_agent.benchmark.check import plays
 from epistemic_agent.benchmark.judge import run_oracle, verdict_of
 from epistemic_agent.benchmark.runner import BenchConfig, run_all
@@ -25,7 +25,6 @@ from epistemic_agent.benchmark.tasks import (
 )
 from epistemic_agent.journal.sessions import find_journals, load
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 REQUIRED = {
     "buggy-script-fix",
     "dead-code-removal",

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from conftest import EPISTEMIC
 from epistemic_agent.checks.consistency import FLAGS
 from epistemic_agent.core.vocabulary import GUARANTEES
 from epistemic_agent.execute import shell as executor
@@ -33,7 +34,6 @@ from epistemic_agent.runtime.session import CallResult, Session, Settings
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="enforcement is Linux-only")
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "learn what this prints in the current workspace"
 HYPOTHESIS = "I believe the scratch write works here; if it fails that belief is refuted"
 CHANGE = "make the change that is part of the deliverable"

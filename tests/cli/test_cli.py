@@ -7,17 +7,16 @@ import json
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import EPISTEMIC, epistemic
 from epistemic_agent.cli import app as cli
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 #: Kills the `epistemic` process running it (bash execs into python, whose parent it is).
 SLOW = "sleep 30"
 REASON = "learn what this prints in the current workspace"
@@ -34,12 +33,6 @@ ACT_ORDER = [
 MUTATING = {"change-state", "setup", "revert", "cleanup"}
 
 
-def run(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EPISTEMIC, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
 def run_exec(
     ws: Path,
     *command: str,
@@ -47,7 +40,7 @@ def run_exec(
     reason: str = REASON,
     opts: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
-    return run("exec", "--type", act, "--reason", reason, *opts, "--", *command, cwd=ws)
+    return epistemic("exec", "--type", act, "--reason", reason, *opts, "--", *command, cwd=ws)
 
 
 def killed_mid_call(ws: Path, command: str, act: str = "verify", after: float = 0.0) -> int:
@@ -76,7 +69,7 @@ def records(ws: Path) -> list[dict[str, Any]]:
 
 
 def log_json(ws: Path) -> list[dict[str, Any]]:
-    done = run("log", "--json", cwd=ws)
+    done = epistemic("log", "--json", cwd=ws)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -88,13 +81,6 @@ def assert_clean_error(done: subprocess.CompletedProcess[str]) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("epistemic: ")
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
 
 
 # -- exec -----------------------------------------------------------------------------------
@@ -209,7 +195,7 @@ def test_exec_directory_option(ws: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     args = ["exec", "-C", str(ws), "--type", "collect-info", "--reason", REASON, "--", "pwd"]
-    done = run(*args, cwd=elsewhere)
+    done = epistemic(*args, cwd=elsewhere)
     assert done.returncode == 0
     assert done.stdout.strip() == str(ws.resolve())
     assert (ws / ".epistemic" / "journal.jsonl").is_file()
@@ -218,10 +204,10 @@ def test_exec_directory_option(ws: Path, tmp_path: Path) -> None:
 
 
 def test_exec_without_type_and_reason_is_rejected_and_journaled(ws: Path) -> None:
-    done = run("exec", "--", "touch marker", cwd=ws)
+    done = epistemic("exec", "--", "touch marker", cwd=ws)
     assert done.returncode == 2
     assert done.stderr.startswith("REJECTED type-missing: ")
-    done = run("exec", "--type", "setup", "--", "touch marker", cwd=ws)
+    done = epistemic("exec", "--type", "setup", "--", "touch marker", cwd=ws)
     assert done.returncode == 2
     assert done.stderr.startswith("REJECTED reason-missing: ")
     assert not (ws / "marker").exists()
@@ -239,7 +225,7 @@ def test_workspace_that_does_not_exist(tmp_path: Path, command: str) -> None:
         args = ["exec", "-C", str(missing), "--type", "setup", "--reason", REASON, "--", "true"]
     else:
         args = ["tool", "read_file", "-C", str(missing), "--args", "{}"]
-    done = run(*args, cwd=tmp_path)
+    done = epistemic(*args, cwd=tmp_path)
     assert_clean_error(done)
     assert done.returncode == 2
     assert str(missing) in done.stderr
@@ -262,7 +248,7 @@ def test_exec_in_process(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 def tool(ws: Path, name: str, args: object | str, *opts: str) -> subprocess.CompletedProcess[str]:
     raw = args if isinstance(args, str) else json.dumps(args)
-    return run("tool", name, "--args", raw, *opts, cwd=ws)
+    return epistemic("tool", name, "--args", raw, *opts, cwd=ws)
 
 
 def test_tool_runs_each_of_the_four_tools(ws: Path) -> None:
@@ -384,7 +370,7 @@ def test_log_table_prints(ws: Path) -> None:
     with Session(ws) as session:
         session.bash("echo hi", "collect-info", REASON)
         session.bash("true", "setup", "x")
-    done = run("log", str(ws), cwd=ws.parent)
+    done = epistemic("log", str(ws), cwd=ws.parent)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     header = done.stdout.splitlines()[1]
@@ -398,7 +384,7 @@ def test_log_accepts_the_record_folder_and_the_journal_file(ws: Path) -> None:
     with Session(ws) as session:
         session.bash("echo hi", "collect-info", REASON)
     for target in (ws / ".epistemic", ws / ".epistemic" / "journal.jsonl"):
-        done = run("log", "--json", str(target), cwd=ws.parent)
+        done = epistemic("log", "--json", str(target), cwd=ws.parent)
         assert done.returncode == 0
         assert [v["command"] for v in json.loads(done.stdout)] == ["echo hi"]
 
@@ -424,7 +410,7 @@ def test_report_rebuild_equals_the_incremental_report(ws: Path) -> None:
     incremental = report_files(ws)
     (ws / "RATIONALE.md").unlink()
     shutil.rmtree(ws / ".epistemic" / "report", ignore_errors=True)
-    done = run("report", cwd=ws)
+    done = epistemic("report", cwd=ws)
     assert done.returncode == 0, done.stderr
     assert f"from {len(journal_lines(ws))} journal line(s)" in done.stdout
     assert report_files(ws) == incremental
@@ -437,10 +423,10 @@ def test_verify_intact_journal(ws: Path) -> None:
         session.bash("true", "setup", "x")
     lines = journal_lines(ws)
     head = hashlib.sha256(lines[-1]).hexdigest()
-    done = run("verify", cwd=ws)
+    done = epistemic("verify", cwd=ws)
     assert done.returncode == 0
     assert done.stdout.splitlines()[0] == f"intact: {len(lines)} line(s), head {head}"
-    done = run("verify", "--json", str(ws), cwd=ws.parent)
+    done = epistemic("verify", "--json", str(ws), cwd=ws.parent)
     assert done.returncode == 0
     result = json.loads(done.stdout)
     assert (result["status"], result["lines"], result["head"]) == ("intact", len(lines), head)
@@ -450,7 +436,7 @@ def test_verify_reports_an_edited_journal(ws: Path) -> None:
     run_exec(ws, "echo hi")
     journal = ws / ".epistemic" / "journal.jsonl"
     journal.write_bytes(journal.read_bytes().replace(b"echo hi", b"echo ho"))
-    done = run("verify", cwd=ws)
+    done = epistemic("verify", cwd=ws)
     assert done.returncode == 1
     assert done.stdout.startswith("TAMPERED: ")
     assert "Traceback" not in done.stderr
@@ -471,7 +457,7 @@ def test_types_text_lists_the_seven_acts_in_order(capsys: pytest.CaptureFixture[
 
 
 def test_types_json() -> None:
-    done = run("types", "--json", cwd=Path.cwd())
+    done = epistemic("types", "--json", cwd=Path.cwd())
     assert done.returncode == 0
     data = json.loads(done.stdout)
     assert [a["name"] for a in data["acts"]] == ACT_ORDER
@@ -520,7 +506,7 @@ def test_readers_on_a_workspace_without_a_journal(
     target = tmp_path / "target"
     if where == "dir-without-journal":
         target.mkdir()
-    done = run(*command, str(target), cwd=tmp_path)
+    done = epistemic(*command, str(target), cwd=tmp_path)
     assert_clean_error(done)
     assert done.returncode == 2
     assert "no journal at" in done.stderr
@@ -540,7 +526,7 @@ def garbage(tmp_path: Path) -> Path:
 
 def test_verify_on_a_journal_that_is_not_json(garbage: Path) -> None:
     for args in (("verify",), ("verify", "--json")):
-        done = run(*args, cwd=garbage)
+        done = epistemic(*args, cwd=garbage)
         assert done.returncode == 1
         assert "Traceback" not in done.stderr
         assert "line 1 is not a journal entry" in done.stdout
@@ -569,7 +555,7 @@ def test_exec_on_a_journal_that_is_not_json_refuses_to_append(garbage: Path) -> 
 
 @pytest.mark.parametrize("json_flag", [(), ("--json",)], ids=["table", "json"])
 def test_log_on_a_journal_that_is_not_json(garbage: Path, json_flag: tuple[str, ...]) -> None:
-    done = run("log", *json_flag, cwd=garbage)
+    done = epistemic("log", *json_flag, cwd=garbage)
     assert done.returncode == 2
     assert done.stdout == ""
     assert "Traceback" not in done.stderr
@@ -581,7 +567,7 @@ def test_log_on_a_journal_that_is_not_json(garbage: Path, json_flag: tuple[str, 
 
 
 def test_report_on_a_journal_that_is_not_json(garbage: Path) -> None:
-    done = run("report", cwd=garbage)
+    done = epistemic("report", cwd=garbage)
     assert "Traceback" not in done.stderr
     assert done.returncode != 0
     assert (garbage / "RATIONALE.md").read_text() == "the report written before the damage\n"
@@ -605,14 +591,14 @@ CALL = {"kind": "call", "seq": 1, "tool": "bash", "act": "verify", "reason": REA
 
 def test_log_on_a_record_with_an_unhashable_seq(ws: Path) -> None:
     write_journal(ws, [{**CALL, "command": "true"}, {"kind": "outcome", "seq": [1], "ok": True}])
-    done = run("log", "--json", cwd=ws)
+    done = epistemic("log", "--json", cwd=ws)
     assert "Traceback" not in done.stderr
     assert done.returncode in (0, 2, 3)
 
 
 def test_report_on_a_rejection_whose_message_is_not_text(ws: Path) -> None:
     write_journal(ws, [{"kind": "rejected", "seq": 1, "tool": "bash", "rule": "x", "message": 5}])
-    done = run("report", cwd=ws)
+    done = epistemic("report", cwd=ws)
     assert "Traceback" not in done.stderr
     assert done.returncode in (0, 1, 2, 3)  # 1: the hand-written journal is not chained
 

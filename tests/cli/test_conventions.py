@@ -3,27 +3,20 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import epistemic
 from epistemic_agent import __version__
 from epistemic_agent.cli.app import _children, build_parser
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 ROOT = Path(__file__).resolve().parents[2]
 REASON = "learn what this prints in the workspace"
 
 
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EPISTEMIC, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
-    )
-
-
 def test_version(tmp_path: Path) -> None:
-    done = run("--version", cwd=tmp_path)
+    done = epistemic("--version", cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.strip() == f"epistemic-agent {__version__}"
 
 
@@ -31,18 +24,18 @@ def test_version(tmp_path: Path) -> None:
     ("typed", "meant"), [("lgo", "log"), ("verfy", "verify"), ("stat", "stats")]
 )
 def test_a_mistyped_command_gets_a_suggestion(tmp_path: Path, typed: str, meant: str) -> None:
-    done = run(typed, cwd=tmp_path)
+    done = epistemic(typed, cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == f"epistemic: {typed!r} is not a command. Did you mean {meant!r}?"
 
 
 def test_a_command_nothing_like_any_gets_the_help_hint(tmp_path: Path) -> None:
-    done = run("zzzzqqq", cwd=tmp_path)
+    done = epistemic("zzzzqqq", cwd=tmp_path)
     assert done.returncode == 2 and "See `epistemic --help`." in done.stderr
 
 
 def test_a_mistyped_act_type_gets_a_suggestion(tmp_path: Path) -> None:
-    done = run("exec", "--type", "colect-info", "--reason", REASON, "--", "ls", cwd=tmp_path)
+    done = epistemic("exec", "--type", "colect-info", "--reason", REASON, "--", "ls", cwd=tmp_path)
     assert done.returncode == 2
     assert "got 'colect-info'. Did you mean 'collect-info'?" in done.stderr
 
@@ -72,7 +65,7 @@ def test_readers_take_the_workspace_as_dash_c(tmp_path: Path, command: tuple[str
     ws = tmp_path / "ws"
     ws.mkdir()
     assert (
-        run(
+        epistemic(
             "exec",
             "--type",
             "collect-info",
@@ -88,15 +81,15 @@ def test_readers_take_the_workspace_as_dash_c(tmp_path: Path, command: tuple[str
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    by_c = run(command[0], "-C", str(ws), *command[1:], cwd=elsewhere)
+    by_c = epistemic(command[0], "-C", str(ws), *command[1:], cwd=elsewhere)
     assert by_c.returncode == 0, by_c.stderr
     if command[0] in ("log", "verify", "stats", "lint"):
-        by_path = run(*command, str(ws) if command[0] != "diff" else "", cwd=elsewhere)
+        by_path = epistemic(*command, str(ws) if command[0] != "diff" else "", cwd=elsewhere)
         assert by_path.returncode == 0, by_path.stderr  # the positional path still works
 
 
 def test_dash_c_to_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
-    done = run("log", "-C", str(tmp_path / "nope"), cwd=tmp_path)
+    done = epistemic("log", "-C", str(tmp_path / "nope"), cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.startswith("epistemic: -C ")
     assert "Traceback" not in done.stderr
 

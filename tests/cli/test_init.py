@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -14,24 +13,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import EPISTEMIC
 from epistemic_agent.cli import main
 from epistemic_agent.cli.client_setup import CLAUDE_DENY, INSTRUCTIONS
 from epistemic_agent.cli.config_merge import SECTION_BEGIN, SECTION_END, Want, merge_json
 
 ROOT = Path(__file__).resolve().parents[2]
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 FILES = {
     "claude-code": [".mcp.json", ".claude/settings.json", "CLAUDE.md", ".gitignore"],
     "codex": [".codex/config.toml", "AGENTS.md", ".gitignore"],
     "generic": [".mcp.json", "AGENTS.md", ".gitignore"],
 }
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
 
 
 def init(ws: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

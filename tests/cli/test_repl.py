@@ -7,15 +7,12 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from conftest import EPISTEMIC
 from ptyterm import CTRL_A, CTRL_C, CTRL_D, ENTER, LEFT, UP, Terminal
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 GITHUB_TOKEN = "ghp_" + "a1B2" * 9  # a token format the redactor knows
 
@@ -30,13 +27,6 @@ def answers(count: int) -> list[dict[str, Any]]:
     for n in range(1, count + 1):
         turns += [{"calls": [bash(f"echo call-{n}")]}, {"final": f"answer {n}"}]
     return turns
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
 
 
 def environ(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -7,16 +7,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import EPISTEMIC
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.policy.file import load_policy
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "Check which credentials this job sees before calling the deploy API."
 CHANGE = "The deploy script needs its configuration written next to it."
 #: Built at run time so no token-shaped literal sits in the source.

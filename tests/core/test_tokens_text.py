@@ -9,18 +9,17 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import EPISTEMIC
 from epistemic_agent.core.tokens_text import tokens_line, total_input
 from epistemic_agent.reports.rationale.render import model_line
 from epistemic_agent.reports.spend import spend_of
 from epistemic_agent.runtime.session import Session, Settings
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 #: The same request as each provider reports it: Anthropic's input_tokens leaves the cache out.
 ANTHROPIC = {

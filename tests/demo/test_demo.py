@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
+from conftest import EPISTEMIC
 from epistemic_agent.demo import SCRIPT, TASK, prepare_workspace, run_oracle
 from epistemic_agent.providers.replay import load_script
-
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 
 
 def env(**overrides: str) -> dict[str, str]:

@@ -68,13 +68,6 @@ def kill_quietly(pid: int) -> None:
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
-
-
-@pytest.fixture
 def session(ws: Path) -> Any:
     with Session(ws) as opened:
         yield opened

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import EPISTEMIC
 from epistemic_agent.gate.check import RULES
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 REASON = "work on the file the task names, whatever its name"
 
 
@@ -34,13 +33,6 @@ def calls(ws: Path) -> list[dict[str, Any]]:
     done = epistemic(ws, "log", "--json")
     found: list[dict[str, Any]] = json.loads(done.stdout)
     return found
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
 
 
 @pytest.mark.parametrize(

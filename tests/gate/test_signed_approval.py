@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -18,7 +17,8 @@ from typing import Any
 
 import pytest
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+from conftest import EPISTEMIC, eventually
+
 KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 CHANGE = "The report asks for a marker file; creating it is the change itself."
 POLICY = """default = "allow"
@@ -77,15 +77,6 @@ def journal(ws: Path) -> list[dict[str, Any]]:
 
 def of_kind(ws: Path, kind: str) -> list[dict[str, Any]]:
     return [r for r in journal(ws) if r["kind"] == kind]
-
-
-def eventually(check: Callable[[], Any], what: str, seconds: float = 30) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import EPISTEMIC, epistemic_strict
 from epistemic_agent import __version__
 from epistemic_agent.core.vocabulary import ACT_NAMES
 from epistemic_agent.gate.check import Call, GateConfig, check
@@ -36,7 +37,6 @@ from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.runtime import session as session_module
 from epistemic_agent.runtime.session import Session, Settings
 
-EPISTEMIC = Path(sys.executable).with_name("epistemic")
 REASON = "learn what the workspace contains before changing it"
 
 
@@ -81,16 +81,8 @@ def assert_intact(ws: Path, *, notes: list[str] | None = None) -> None:
         assert result.notes == notes
 
 
-def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [str(EPISTEMIC), *args], capture_output=True, text=True, timeout=timeout, check=False
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
-
-
 def log_json(ws: Path) -> list[dict[str, Any]]:
-    done = cli("log", str(ws), "--json")
+    done = epistemic_strict("log", str(ws), "--json")
     assert done.returncode == 0, done.stderr
     views: list[dict[str, Any]] = json.loads(done.stdout)
     return views
@@ -206,7 +198,7 @@ def test_writer_refuses_to_append_to_a_broken_chain(tmp_path: Path) -> None:
     with pytest.raises(JournalError, match="the hash chain breaks at line 3"):
         Session(tmp_path)
     assert journal.read_bytes() == edited  # nothing was appended
-    done = cli(
+    done = epistemic_strict(
         "exec", "-C", str(tmp_path), "--type", "collect-info", "--reason", REASON, "--", "true"
     )
     assert done.returncode == 74
@@ -283,7 +275,7 @@ def test_sigkill_mid_call_leaves_a_verifiable_journal(tmp_path: Path) -> None:
     records = parsed(ws)
     assert [(r["kind"], r.get("seq")) for r in records] == [("session", None), ("call", 1)]
     assert_intact(ws)
-    done = cli("verify", str(ws))
+    done = epistemic_strict("verify", str(ws))
     assert done.returncode == 0, done.stdout
     assert done.stdout.startswith("intact: 2 line(s)")
 
@@ -316,7 +308,7 @@ def test_torn_tail_is_recovered_by_the_next_session(tmp_path: Path) -> None:
         handle.write(torn)
     before = verify_journal(journal_of(tmp_path), anchor_of(tmp_path))
     assert (before.status, before.line) == ("torn", 4)
-    assert cli("verify", str(tmp_path)).returncode == 3
+    assert epistemic_strict("verify", str(tmp_path)).returncode == 3
 
     with Session(tmp_path) as session:
         result = session.bash("echo two", "collect-info", REASON)
@@ -334,7 +326,7 @@ def test_torn_tail_is_recovered_by_the_next_session(tmp_path: Path) -> None:
     )
     note = "line 4 was torn by a crash and closed by the recovery record on line 5"
     assert_intact(tmp_path, notes=[note])
-    done = cli("verify", str(tmp_path))
+    done = epistemic_strict("verify", str(tmp_path))
     assert done.returncode == 0
     assert f"note: {note}" in done.stdout
 
@@ -343,7 +335,7 @@ def test_torn_tail_is_recovered_by_the_next_session(tmp_path: Path) -> None:
     assert [r["kind"] for r in records] == [
         "session", "call", "outcome", "recovery", "call", "outcome"
     ]  # fmt: skip
-    logged = cli("log", str(tmp_path), "--json")
+    logged = epistemic_strict("log", str(tmp_path), "--json")
     assert logged.returncode == 0
     assert "note: line 4 is not a JSON object; skipped" in logged.stderr
     assert [(v["seq"], v["status"]) for v in json.loads(logged.stdout)] == [(1, "ran"), (2, "ran")]
@@ -684,7 +676,7 @@ def test_history_folds_records_whose_paths_are_not_lists(value: Any) -> None:
 
 
 def test_log_on_a_folder_without_a_journal_is_a_clear_error(tmp_path: Path) -> None:
-    done = cli("log", str(tmp_path))
+    done = epistemic_strict("log", str(tmp_path))
     assert done.returncode == 2
     assert done.stderr.strip() == f"epistemic: no journal at {journal_of(tmp_path.resolve())}"
 
@@ -692,7 +684,7 @@ def test_log_on_a_folder_without_a_journal_is_a_clear_error(tmp_path: Path) -> N
 def test_log_on_a_file_that_is_not_a_journal(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_bytes(b"hello world\n\xff\xfe binary\n")
-    done = cli("log", str(path), "--json")
+    done = epistemic_strict("log", str(path), "--json")
     assert done.returncode == 2 and done.stdout == ""
     assert "note: 2 lines are not JSON objects; skipped (lines 1 and 2)" in done.stderr
     assert "holds no journal records" in done.stderr

@@ -12,8 +12,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +19,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import epistemic_strict
 from epistemic_agent.journal.record_check import PROBLEMS, check_record
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "see what the workspace holds before changing anything"
 CHANGE = "write the notes file the task asks for, as the deliverable"
 
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def epistemic(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [EPISTEMIC, *args], capture_output=True, text=True, timeout=120, check=False, env=env
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
 
 
 def journal_of(ws: Path) -> Path:
@@ -72,8 +62,8 @@ def ws(template: Path, tmp_path: Path) -> Path:
 
 def verdict(ws: Path, *options: str) -> tuple[int, dict[str, Any], str]:
     """`epistemic verify --json` and the text output of the same check."""
-    done = epistemic("verify", str(ws), "--json", *options)
-    text = epistemic("verify", str(ws), *options)
+    done = epistemic_strict("verify", str(ws), "--json", *options)
+    text = epistemic_strict("verify", str(ws), *options)
     assert done.returncode == text.returncode, (done.stdout, text.stdout)
     return done.returncode, json.loads(done.stdout), text.stdout
 
@@ -88,7 +78,9 @@ def assert_reported(ws: Path, check: str, *fragments: str, options: tuple[str, .
         assert any(fragment in p["message"] for p in found), (fragment, found)
     assert text.startswith("TAMPERED: "), text
     assert all(p["message"] in text for p in data["problems"])  # one line each
-    linted = epistemic("lint", str(ws), "--json", *[o for o in options if "signers" not in o])
+    linted = epistemic_strict(
+        "lint", str(ws), "--json", *[o for o in options if "signers" not in o]
+    )
     assert linted.returncode == 1, linted.stdout + linted.stderr
     findings = json.loads(linted.stdout)["findings"]
     assert any(f["check"] == f"integrity/{check}" for f in findings), findings
@@ -107,7 +99,7 @@ def test_an_untouched_record_is_intact_and_every_blob_was_checked(ws: Path) -> N
     }
     assert data["verified"] == {"lines": data["lines"], "head": data["head"]}
     assert text == f"intact: {data['lines']} line(s), head {data['head']}\n"
-    assert epistemic("lint", str(ws)).returncode == 0
+    assert epistemic_strict("lint", str(ws)).returncode == 0
 
 
 # -- evidence ----------------------------------------------------------------------------------
@@ -203,7 +195,7 @@ def test_export_warns_records_and_the_bundle_fails(ws: Path, tmp_path: Path) -> 
     blob = blobs(ws)[0]
     blob.write_bytes(b"rewritten evidence\n")
     bundle = tmp_path / "b.zip"
-    done = epistemic("export", str(ws), "-o", str(bundle))
+    done = epistemic_strict("export", str(ws), "-o", str(bundle))
     assert done.returncode == 0
     assert "warning: the record is TAMPERED: evidence " in done.stderr
     import zipfile
@@ -212,7 +204,7 @@ def test_export_warns_records_and_the_bundle_fails(ws: Path, tmp_path: Path) -> 
         manifest = json.loads(archive.read("manifest.json"))
     assert manifest["verification"]["status"] == "tampered"
     assert [p["check"] for p in manifest["evidence"]["problems"]] == ["evidence-altered"]
-    checked = epistemic("verify", str(bundle))
+    checked = epistemic_strict("verify", str(bundle))
     assert checked.returncode == 1
     assert "evidence does not hash to its name" in checked.stdout
 
@@ -241,7 +233,7 @@ def test_a_complete_line_appended_is_tampering_and_no_session_blesses_it(ws: Pat
     with journal_of(ws).open("ab") as handle:
         handle.write(b"garbage with a newline\n")
     assert_reported(ws, "chain-broken", "yet complete", "it was added or overwritten")
-    done = epistemic(
+    done = epistemic_strict(
         "exec", "-C", str(ws), "--type", "collect-info", "--reason", LOOK, "--", "echo hi"
     )
     assert done.returncode == 74  # refused: never covered up by a recovery record
@@ -267,7 +259,7 @@ def test_a_torn_last_line_is_a_crash_and_no_finding(ws: Path) -> None:
     code, data, text = verdict(ws)
     assert (code, data["status"]) == (3, "torn")
     assert text.startswith(f"TORN: line {len(lines) + 1} is torn")
-    linted = json.loads(epistemic("lint", str(ws), "--json").stdout)
+    linted = json.loads(epistemic_strict("lint", str(ws), "--json").stdout)
     assert not [f for f in linted["findings"] if f["check"].startswith("integrity/")]
 
 
@@ -345,7 +337,7 @@ def test_an_expected_head_earlier_in_the_chain_covers_its_prefix(ws: Path) -> No
 )
 def test_a_malformed_expected_head_is_a_usage_error(ws: Path, value: str) -> None:
     for command in ("verify", "lint"):
-        done = epistemic(command, str(ws), "--expect-head", value)
+        done = epistemic_strict(command, str(ws), "--expect-head", value)
         assert done.returncode == 2, (command, done.stdout, done.stderr)
         assert done.stderr.startswith("epistemic: --expect-head ") and done.stdout == ""
         assert "not a SHA-256 hash (64 hex digits)" in done.stderr
@@ -363,18 +355,18 @@ def test_exec_prints_the_head_on_stderr_and_in_json(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     env = {**os.environ}
-    done = epistemic(
+    done = epistemic_strict(
         "exec", "-C", str(ws), "--type", "collect-info", "--reason", LOOK, "--", "echo hi", env=env
     )
     assert done.stdout == "hi\n"
     head = verdict(ws)[1]["head"]
     assert done.stderr.splitlines()[-1] == f"epistemic: journal head {head} (line 3)"
-    done = epistemic(
+    done = epistemic_strict(
         "exec", "-C", str(ws), "--json", "--type", "collect-info", "--reason", LOOK, "--", "true"
     )
     result = json.loads(done.stdout)
     assert result["journal_head"] == {"lines": 5, "head": verdict(ws)[1]["head"]}
     assert done.stderr == ""
-    done = epistemic("tool", "bash", "-C", str(ws), "--args", "{not json")
+    done = epistemic_strict("tool", "bash", "-C", str(ws), "--args", "{not json")
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1].startswith("epistemic: journal head ")

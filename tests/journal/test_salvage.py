@@ -7,27 +7,18 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import epistemic_strict
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "see what the workspace holds before changing anything"
 
 
-def epistemic(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [EPISTEMIC, *args], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
-
-
 def exec_echo(ws: Path) -> subprocess.CompletedProcess[str]:
-    return epistemic(
+    return epistemic_strict(
         "exec", "-C", str(ws), "--type", "collect-info", "--reason", LOOK, "--", "echo hi"
     )
 
@@ -76,7 +67,7 @@ def test_a_truncated_journal_is_salvaged_and_later_commands_run(ws: Path) -> Non
     assert refused.returncode == 74
     assert f"`epistemic verify --salvage {ws}`" in refused.stderr
     assert len(refused.stderr.splitlines()) == 1
-    done = epistemic("verify", "--salvage", str(ws))
+    done = epistemic_strict("verify", "--salvage", str(ws))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("salvaged: truncated in place")
     (folder,) = (record / "damaged").iterdir()
@@ -93,20 +84,20 @@ def test_a_truncated_journal_is_salvaged_and_later_commands_run(ws: Path) -> Non
     assert header["session"] != header["salvaged_from"]["session"]
     after = exec_echo(ws)
     assert after.returncode == 0, after.stderr
-    checked = epistemic("verify", str(ws))
+    checked = epistemic_strict("verify", str(ws))
     assert checked.returncode == 0, checked.stdout
     assert f"continues the damaged journal damaged/{folder.name}/journal.jsonl" in checked.stdout
-    assert epistemic("lint", str(ws)).returncode == 0
+    assert epistemic_strict("lint", str(ws)).returncode == 0
     assert "### 1. `collect-info` · ok" in (ws / "RATIONALE.md").read_text()
 
 
 def test_the_damaged_prefix_is_checked_ever_after(ws: Path) -> None:
     cut(ws, 4, 0)
-    assert epistemic("verify", "--salvage", str(ws)).returncode == 0
+    assert epistemic_strict("verify", "--salvage", str(ws)).returncode == 0
     (folder,) = (ws / ".epistemic" / "damaged").iterdir()
     damaged = folder / "journal.jsonl"
     damaged.write_bytes(damaged.read_bytes().replace(LOOK.encode(), b"x" * len(LOOK), 1))
-    done = epistemic("verify", str(ws), "--json")
+    done = epistemic_strict("verify", str(ws), "--json")
     assert done.returncode == 1
     assert json.loads(done.stdout)["problems"][0]["check"] == "salvage-mismatch"
 
@@ -124,7 +115,7 @@ def test_nothing_to_salvage_moves_nothing(ws: Path, state: str) -> None:
     elif state == "evidence-only":
         next(p for p in (ws / ".epistemic" / "evidence").rglob("*") if p.is_file()).unlink()
     before = tree(ws / ".epistemic")
-    done = epistemic("verify", "--salvage", str(ws), "--json")
+    done = epistemic_strict("verify", "--salvage", str(ws), "--json")
     assert done.returncode == 0
     data = json.loads(done.stdout)
     assert data["status"] == "nothing-to-salvage" and data["moved_to"] is None
@@ -137,11 +128,11 @@ def test_salvage_refuses_options_and_bundles(ws: Path, tmp_path: Path) -> None:
         ["--expect-head", "a" * 64],
         ["--allowed-signers", str(tmp_path)],
     ):
-        done = epistemic("verify", str(ws), "--salvage", *options)
+        done = epistemic_strict("verify", str(ws), "--salvage", *options)
         assert done.returncode == 2 and "--salvage works on a workspace's journal" in done.stderr
-    done = epistemic("verify", str(tmp_path / "b.zip"), "--salvage")
+    done = epistemic_strict("verify", str(tmp_path / "b.zip"), "--salvage")
     assert done.returncode == 2
-    done = epistemic("verify", str(tmp_path / "nothing-here"), "--salvage")
+    done = epistemic_strict("verify", str(tmp_path / "nothing-here"), "--salvage")
     assert done.returncode == 2 and "no journal at" in done.stderr
 
 
@@ -150,7 +141,7 @@ def test_an_injected_line_is_salvaged_too(ws: Path) -> None:
     lines = journal.read_bytes().splitlines(keepends=True)
     journal.write_bytes(b"".join([*lines[:2], b"injected\n", *lines[2:]]))
     assert exec_echo(ws).returncode == 74
-    done = epistemic("verify", "--salvage", str(ws), "--json")
+    done = epistemic_strict("verify", "--salvage", str(ws), "--json")
     data = json.loads(done.stdout)
     assert data["status"] == "salvaged" and data["verified"]["lines"] == 2
     assert exec_echo(ws).returncode == 0
@@ -162,14 +153,14 @@ def test_salvage_is_suggested_only_for_a_workspaces_own_journal(ws: Path, tmp_pa
     at = next(i for i, line in enumerate(lines) if b'"kind":"call"' in line)
     lines[at] = lines[at].replace(b"echo one", b"echo ONE")  # edited in place
     journal.write_bytes(b"".join(lines))
-    own = epistemic("verify", str(ws))
+    own = epistemic_strict("verify", str(ws))
     assert own.returncode != 0 and "--salvage" in own.stdout, own.stdout
     copy = tmp_path / "evidence" / "journal.jsonl"
     copy.parent.mkdir()
     shutil.copy(ws / ".epistemic" / "journal.jsonl", copy)
-    elsewhere = epistemic("verify", str(copy))
+    elsewhere = epistemic_strict("verify", str(copy))
     assert elsewhere.returncode != 0
     assert "the journal breaks at line" in elsewhere.stdout
     assert "--salvage" not in elsewhere.stdout, elsewhere.stdout  # it would refuse this file
-    refused = epistemic("verify", "--salvage", str(copy))
+    refused = epistemic_strict("verify", "--salvage", str(copy))
     assert refused.returncode == 2 and "needs a workspace's" in refused.stderr

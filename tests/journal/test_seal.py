@@ -8,16 +8,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import epistemic_strict
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 KEYGEN = shutil.which("ssh-keygen")
 LOOK = "see what the workspace holds before changing anything"
 CHANGE = "write the notes file the task asks for, as the deliverable"
@@ -28,14 +27,6 @@ pytestmark = pytest.mark.skipif(KEYGEN is None, reason="needs OpenSSH's ssh-keyg
 def environ(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
     return {**env, "HOME": str(home), **extra}
-
-
-def epistemic(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [EPISTEMIC, *args], capture_output=True, text=True, timeout=120, check=False, env=env
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
 
 
 def make_key(folder: Path, name: str, comment: str) -> Path:
@@ -88,7 +79,7 @@ def seal_files(ws: Path) -> list[Path]:
 
 
 def verdict(ws: Path, env: dict[str, str], *options: str) -> tuple[int, dict[str, Any]]:
-    done = epistemic("verify", str(ws), "--json", *options, env=env)
+    done = epistemic_strict("verify", str(ws), "--json", *options, env=env)
     return done.returncode, json.loads(done.stdout)
 
 
@@ -96,7 +87,7 @@ def test_seal_then_check_it_with_ssh_keygen_alone(
     ws: Path, keys: dict[str, Path], home: Path
 ) -> None:
     env = environ(home)
-    done = epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env)
+    done = epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=env)
     assert done.returncode == 0, done.stderr
     (statement,) = seal_files(ws)
     signature = statement.with_name(statement.name + ".sig")
@@ -139,7 +130,7 @@ def test_a_seal_stays_valid_while_the_session_goes_on(
     ws: Path, keys: dict[str, Path], home: Path
 ) -> None:
     env = environ(home)
-    assert epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
+    assert epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
     with Session(ws) as session:
         assert session.bash("echo later", "collect-info", LOOK).ok
     signers = allowed(home, ("alice@example.org", keys["alice"]))
@@ -149,7 +140,7 @@ def test_a_seal_stays_valid_while_the_session_goes_on(
     assert found["sealed_through"] == sealed
     after = f"lines {sealed + 1}-{found['lines']} are covered by no seal"
     assert any(after in note for note in found["notes"]), found["notes"]
-    assert epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
+    assert epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
     code, found = verdict(ws, env, "--allowed-signers", str(signers))
     assert found["sealed_through"] == found["lines"]
     assert not any("covered by no seal" in note for note in found["notes"])
@@ -175,13 +166,13 @@ def rewrite(ws: Path) -> None:
 
 def test_a_full_rewrite_is_caught_by_the_seal(ws: Path, keys: dict[str, Path], home: Path) -> None:
     env = environ(home)
-    assert epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
+    assert epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
     rewrite(ws)
     code, found = verdict(ws, env)
     assert code == 1
     assert [p["check"] for p in found["problems"]] == ["seal-mismatch"]
     assert "the journal was rewritten after it was sealed" in found["problem"]
-    linted = json.loads(epistemic("lint", str(ws), "--json", env=env).stdout)
+    linted = json.loads(epistemic_strict("lint", str(ws), "--json", env=env).stdout)
     assert "integrity/seal-mismatch" in {f["check"] for f in linted["findings"]}
     for seal in (ws / ".epistemic" / "seals").iterdir():  # the rewriter deletes the seal too
         seal.unlink()
@@ -195,11 +186,11 @@ def test_a_rewriter_sealing_with_their_own_key_is_an_unknown_signer(
     ws: Path, keys: dict[str, Path], home: Path
 ) -> None:
     env = environ(home)
-    assert epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
+    assert epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
     rewrite(ws)
     for seal in (ws / ".epistemic" / "seals").iterdir():
         seal.unlink()
-    assert epistemic("seal", str(ws), "--key", str(keys["mallory"]), env=env).returncode == 0
+    assert epistemic_strict("seal", str(ws), "--key", str(keys["mallory"]), env=env).returncode == 0
     signers = allowed(home, ("alice@example.org", keys["alice"]))
     code, found = verdict(ws, env, "--allowed-signers", str(signers))
     assert code == 1
@@ -213,7 +204,7 @@ def test_an_edited_statement_no_longer_matches_its_signature(
     ws: Path, keys: dict[str, Path], home: Path
 ) -> None:
     env = environ(home)
-    assert epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
+    assert epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
     rewrite(ws)
     (statement,) = seal_files(ws)
     data = json.loads(statement.read_text())
@@ -239,7 +230,7 @@ def test_garbage_seals_are_reported(
     ws: Path, keys: dict[str, Path], home: Path, damage: str, message: str
 ) -> None:
     env = environ(home)
-    assert epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
+    assert epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
     (statement,) = seal_files(ws)
     signature = statement.with_name(statement.name + ".sig")
     if damage == "garbage-statement":
@@ -255,7 +246,7 @@ def test_garbage_seals_are_reported(
     code, found = verdict(ws, env)
     assert code == 1 and found["problems"][0]["check"] == "seal-invalid"
     assert message in found["problem"], found["problem"]
-    text = epistemic("verify", str(ws), env=env)
+    text = epistemic_strict("verify", str(ws), env=env)
     assert text.returncode == 1 and text.stdout.startswith("TAMPERED: seals/")
 
 
@@ -273,7 +264,7 @@ def test_sealing_with_the_agent_key_and_the_default_key(
             subprocess.run(["sleep", "0.05"], check=True)
         env = environ(home, SSH_AUTH_SOCK=str(socket))
         subprocess.run(["ssh-add", "-q", str(keys["alice"])], env=env, check=True)
-        done = epistemic("seal", str(ws), env=env)
+        done = epistemic_strict("seal", str(ws), env=env)
         assert done.returncode == 0, done.stderr
         assert "(ssh-agent)" in done.stdout
     finally:
@@ -281,7 +272,7 @@ def test_sealing_with_the_agent_key_and_the_default_key(
         agent.wait(timeout=10)
     (home / ".ssh").mkdir()
     shutil.copy(keys["mallory"], home / ".ssh" / "id_ed25519")
-    done = epistemic("seal", str(ws), env=environ(home))  # no agent: the default key
+    done = epistemic_strict("seal", str(ws), env=environ(home))  # no agent: the default key
     assert done.returncode == 0, done.stderr
     assert f"({home / '.ssh' / 'id_ed25519'})" in done.stdout
     signers = allowed(home, ("alice", keys["alice"]), ("mallory", keys["mallory"]))
@@ -306,19 +297,19 @@ def test_bad_input_to_seal(ws: Path, keys: dict[str, Path], home: Path, tmp_path
         ),
     ]
     for options, environment, message in cases:
-        done = epistemic("seal", str(ws), *options, env=environment)
+        done = epistemic_strict("seal", str(ws), *options, env=environment)
         assert done.returncode == 2, (options, done.stdout, done.stderr)
         assert done.stderr.startswith("epistemic: ") and message in done.stderr, done.stderr
         assert len(done.stderr.splitlines()) == 1
     assert not seal_files(ws)
-    done = epistemic("seal", str(tmp_path / "nowhere"), "--key", str(keys["alice"]), env=env)
+    done = epistemic_strict("seal", str(tmp_path / "nowhere"), "--key", str(keys["alice"]), env=env)
     assert done.returncode == 2 and "no journal at" in done.stderr
 
 
 def test_a_tampered_record_is_not_sealed(ws: Path, keys: dict[str, Path], home: Path) -> None:
     blob = next(p for p in (ws / ".epistemic" / "evidence").rglob("*") if p.is_file())
     blob.write_bytes(b"changed\n")
-    done = epistemic("seal", str(ws), "--key", str(keys["alice"]), env=environ(home))
+    done = epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=environ(home))
     assert done.returncode == 1
     assert "TAMPERED: evidence " in done.stderr and "nothing was sealed" in done.stderr
     assert not seal_files(ws)
@@ -341,10 +332,10 @@ def test_bad_input_to_verify_with_signers(ws: Path, keys: dict[str, Path], home:
         ),
     ]
     for options, environment, message in cases:
-        done = epistemic("verify", str(ws), *options, env=environment)
+        done = epistemic_strict("verify", str(ws), *options, env=environment)
         assert done.returncode == 2, (options, done.stdout, done.stderr)
         assert message in done.stderr and done.stdout == ""
-    assert epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
+    assert epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
     code, found = verdict(ws, env, "--allowed-signers", str(garbage))
     assert code == 1 and found["problems"][0]["check"] == "seal-untrusted"
 
@@ -353,7 +344,7 @@ def test_plain_verify_without_ssh_keygen_notes_the_unchecked_signature(
     ws: Path, keys: dict[str, Path], home: Path
 ) -> None:
     env = environ(home)
-    assert epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
+    assert epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
     empty = home / "bin"
     empty.mkdir()
     code, found = verdict(ws, {**env, "EPISTEMIC_SSH_KEYGEN": str(empty / "ssh-keygen")})
@@ -365,9 +356,9 @@ def test_export_carries_the_seals_and_verify_checks_them_in_the_bundle(
     ws: Path, keys: dict[str, Path], home: Path, tmp_path: Path
 ) -> None:
     env = environ(home)
-    assert epistemic("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
+    assert epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
     bundle = tmp_path / "sealed.zip"
-    assert epistemic("export", str(ws), "-o", str(bundle), env=env).returncode == 0
+    assert epistemic_strict("export", str(ws), "-o", str(bundle), env=env).returncode == 0
     with zipfile.ZipFile(bundle) as archive:
         names = archive.namelist()
         manifest = json.loads(archive.read("manifest.json"))
@@ -376,13 +367,13 @@ def test_export_carries_the_seals_and_verify_checks_them_in_the_bundle(
     assert f".epistemic/seals/{statement.name}.sig" in names
     assert {f["role"] for f in manifest["files"] if "seals/" in f["path"]} == {"seal"}
     signers = allowed(home, ("alice@example.org", keys["alice"]))
-    done = epistemic("verify", str(bundle), "--allowed-signers", str(signers), env=env)
+    done = epistemic_strict("verify", str(bundle), "--allowed-signers", str(signers), env=env)
     assert done.returncode == 0, done.stdout
     assert "a good signature by alice@example.org" in done.stdout
     other = allowed(tmp_path, ("mallory", keys["mallory"]))
-    done = epistemic("verify", str(bundle), "--allowed-signers", str(other), env=env)
+    done = epistemic_strict("verify", str(bundle), "--allowed-signers", str(other), env=env)
     assert done.returncode == 1 and "an unknown signer" in done.stdout
     head = json.loads(statement.read_text())["head"]
-    done = epistemic("verify", str(bundle), "--expect-head", "0" * 63 + "1", env=env)
+    done = epistemic_strict("verify", str(bundle), "--expect-head", "0" * 63 + "1", env=env)
     assert done.returncode == 1 and "is not the hash of any line" in done.stdout
-    assert epistemic("verify", str(bundle), "--expect-head", head, env=env).returncode == 0
+    assert epistemic_strict("verify", str(bundle), "--expect-head", head, env=env).returncode == 0

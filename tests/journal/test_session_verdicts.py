@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+from conftest import EPISTEMIC
+
 KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 

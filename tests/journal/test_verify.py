@@ -6,18 +6,17 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import EPISTEMIC
 from epistemic_agent.journal.log import GENESIS
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = Path(sys.executable).with_name("epistemic")
 REASONS = (
     "see which files the workspace starts with",
     "confirm the greeting script prints what we expect",

@@ -15,27 +15,15 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from conftest import EPISTEMIC
 from epistemic_agent.core.tools import TOOL_SPECS
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.runtime.prompt import system_prompt
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 CHANGE = "The task asks for a notes file; writing it is the change itself."
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
 
 
 @asynccontextmanager

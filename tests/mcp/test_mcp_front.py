@@ -73,11 +73,6 @@ async def test_the_front_says_what_the_sdk_says(tmp_path: Any, requested: str) -
     assert answers["tools/list"](None) == listed["result"]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def test_the_front_answers_then_hands_the_whole_stream_over() -> None:
     front_reads, client_writes = os.pipe()
     client_reads, front_writes = os.pipe()

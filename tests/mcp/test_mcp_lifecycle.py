@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -18,7 +17,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+from conftest import EPISTEMIC
+
 CHANGE = "The task asks for this file; creating it is the change itself."
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 ASKS = """default = "allow"
@@ -34,18 +34,6 @@ message = "a human approves every change"
 """
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
 
 
 @asynccontextmanager

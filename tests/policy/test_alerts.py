@@ -15,6 +15,8 @@ from epistemic_agent.policy.file import load_policy
 from epistemic_agent.runtime.approval import Answer, Request
 from epistemic_agent.runtime.session import Session, Settings
 
+pytestmark = pytest.mark.usefixtures("systmp")
+
 CHANGE = "The task asks for a marker file; creating it is the change itself."
 UNDO = "The marker was the wrong approach; take the change back to where it started."
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
@@ -32,14 +34,6 @@ def alerts_file(tmp_path: Path) -> str:
     return "$TMPDIR/alerts.jsonl"
 
 
-@pytest.fixture(autouse=True)
-def systmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "systmp"
-    folder.mkdir()
-    monkeypatch.setenv("TMPDIR", str(folder))
-    return folder
-
-
 def received(tmp_path: Path) -> list[dict[str, Any]]:
     found = sorted((tmp_path / "systmp" / "epistemic").glob("*/alerts.jsonl"))
     return [json.loads(line) for path in found for line in path.read_text().splitlines()]
@@ -48,13 +42,6 @@ def received(tmp_path: Path) -> list[dict[str, Any]]:
 def journal(ws: Path) -> list[dict[str, Any]]:
     lines = (ws / ".epistemic" / "journal.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
 
 
 def test_first_revert_fires_once_and_revert_every_time(ws: Path, tmp_path: Path) -> None:

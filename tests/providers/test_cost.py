@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import EPISTEMIC
 from epistemic_agent.providers.models import ModelConfigError, ModelInfo, load_config, lookup
 from epistemic_agent.reports.spend import ANSWER, Spend, spend_of
 from fakeserver import FakeServer
@@ -30,7 +30,6 @@ from providerkit import (
 from wire import AnthropicWire, OpenAIWire
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("clean_env")]
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 SONNET = lookup("anthropic", "claude-sonnet-4-5", {})
 
 

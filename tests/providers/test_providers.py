@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conftest import KEY
+from conftest import KEY, epistemic
 from epistemic_agent.cli import app as cli
 from epistemic_agent.providers import ProviderError, make_provider
 from epistemic_agent.providers.anthropic_messages import AnthropicProvider
@@ -42,8 +42,6 @@ from providerkit import (
 from wire import ALL_WIRES, MODEL, AnthropicWire, Call, OpenAIWire, ResponsesWire, Wire
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("clean_env")]
-
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 
 
 @pytest.fixture(params=ALL_WIRES, ids=lambda wire: wire.id)
@@ -459,12 +457,6 @@ def test_make_provider_rejects_bad_specs(spec: str, message: str) -> None:
 # -- the command line ---------------------------------------------------------------------------
 
 
-def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EPISTEMIC, *args], capture_output=True, text=True, env=env, timeout=60, check=False
-    )
-
-
 def events(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
@@ -474,7 +466,7 @@ def test_cli_run_against_the_fake_server(server: FakeServer, tmp_path: Path) -> 
     push_calls(wire, server, bash("call_1", "echo hi"), tokens=(30, 7, 0))
     push_final(wire, server, "It says hi.", tokens=(40, 3, 16))
 
-    done = run_cli(
+    done = epistemic(
         "run",
         "--model",
         f"openai:{MODEL}",
@@ -526,7 +518,7 @@ def test_cli_run_with_a_refused_key_exits_5(server: FakeServer, tmp_path: Path) 
     wire = OpenAIWire()
     server.push(401, wire.error(401, "Incorrect API key provided"))
 
-    done = run_cli(
+    done = epistemic(
         "run",
         "--model",
         f"openai:{MODEL}",
@@ -607,7 +599,7 @@ def test_replay_runs_never_import_the_sdks(tmp_path: Path) -> None:
     ],
 )
 def test_cli_refuses_bad_model_options(tmp_path: Path, flags: list[str], message: str) -> None:
-    done = run_cli(
+    done = epistemic(
         "run",
         "--model",
         "anthropic:claude-sonnet-4-5",
@@ -622,7 +614,7 @@ def test_cli_refuses_bad_model_options(tmp_path: Path, flags: list[str], message
     assert done.stderr.startswith("epistemic: ") and message in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / ".epistemic").exists()
-    thinking = run_cli(
+    thinking = epistemic(
         "run",
         "--model",
         "openai:gpt-5.1",
@@ -647,7 +639,7 @@ def test_cli_live_view_streams_text_and_usage(server: FakeServer, tmp_path: Path
     )
     push_final(wire, server, "It prints hi.", tokens=(3100, 12, 2900, 180))
 
-    done = run_cli(
+    done = epistemic(
         "run",
         "--model",
         "anthropic:claude-sonnet-4-5",
@@ -678,7 +670,7 @@ def test_cli_no_stream_and_responses_provider(server: FakeServer, tmp_path: Path
     push_calls(wire, server, bash("call_1", "echo hi"))
     push_final(wire, server, "It prints hi.")
 
-    done = run_cli(
+    done = epistemic(
         "run",
         "--model",
         "openai-responses:gpt-5.1",

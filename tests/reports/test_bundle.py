@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -20,11 +19,11 @@ from typing import Any
 
 import pytest
 
+from conftest import EPISTEMIC
 from epistemic_agent.checks.lint import CHECKS
 from epistemic_agent.cli import app as cli
 from epistemic_agent.runtime.session import Session, Settings
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "learn what this prints in the current workspace"
 CHANGE = "make the change that is part of the deliverable"
 HTML = importlib.util.find_spec("epistemic_agent.reports.html.page") is not None

@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import EPISTEMIC
 from epistemic_agent.core.outcome_line import excerpt, last_meaningful
 from epistemic_agent.journal.records import CallView
 from epistemic_agent.reports.tables import calls_table
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 ESC = "\x1b"
 #: Commands and reasons an attacker (or an honest grep) would write: markup, a closing tag
 #: that crashed rich, an escape sequence, a line break that could pass for a second row.

@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -15,12 +14,12 @@ from typing import Any
 
 import pytest
 
+from conftest import EPISTEMIC, epistemic
 from epistemic_agent.gate.check import Call, check
 from epistemic_agent.journal.records import call_record, outcome_record
 from epistemic_agent.reports.rationale.report import Report
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 REASON = "learn what this prints in the current workspace"
 HYPOTHESIS = "I believe the file holds one line; if it holds two that belief is refuted"
 FOOTER_END = "Check it with `epistemic verify`._"
@@ -50,12 +49,6 @@ def entry_seqs(text: str) -> list[int]:
     return [int(n) for n in re.findall(r"^### (\d+)\. ", text, re.M)]
 
 
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EPISTEMIC, *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=False
-    )
-
-
 def report_files(ws: Path) -> dict[str, bytes]:
     files = {"RATIONALE.md": (ws / "RATIONALE.md").read_bytes()}
     for path in sorted((ws / ".epistemic" / "report").glob("*")):
@@ -68,7 +61,7 @@ def rebuild_and_compare(ws: Path) -> None:
     incremental = report_files(ws)
     (ws / "RATIONALE.md").unlink()
     shutil.rmtree(ws / ".epistemic" / "report", ignore_errors=True)
-    done = run("report", str(ws), cwd=ws.parent)
+    done = epistemic("report", str(ws), cwd=ws.parent)
     assert done.returncode == 0, done.stderr
     rebuilt = report_files(ws)
     assert sorted(rebuilt) == sorted(incremental)
@@ -85,13 +78,6 @@ def declare_without_outcome(session: Session, command: str) -> int:
         session.journal.append(call_record(seq, verdict, None), durable=True)
         session._publish()
     return seq
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
 
 
 # -- a small session ---------------------------------------------------------------------------
@@ -234,12 +220,12 @@ def test_call_without_outcome_is_outcome_unknown(ws: Path) -> None:
         seq = declare_without_outcome(s, "sleep 1000")
     assert seq == 2
     (ws / "RATIONALE.md").unlink()
-    done = run("report", cwd=ws)
+    done = epistemic("report", cwd=ws)
     assert done.returncode == 0, done.stderr
     text = rationale(ws)
     assert entry_titles(text)[-1] == "2. `verify` · running: no outcome yet"
     assert "**Outcome:** unknown: no outcome was recorded" in text
-    done = run("log", "--json", cwd=ws)
+    done = epistemic("log", "--json", cwd=ws)
     assert [v["status"] for v in json.loads(done.stdout)] == ["ran", "unknown"]
 
 
@@ -255,11 +241,11 @@ def test_killed_writer_leaves_outcome_unknown_until_the_next_writer_recovers_it(
     process.kill()  # from outside: no act can signal the session that records it
     assert process.wait(timeout=30) == -9
     assert [json.loads(line)["kind"] for line in journal_lines(ws)] == ["session", "call"]
-    done = run("report", cwd=ws)
+    done = epistemic("report", cwd=ws)
     assert done.returncode == 0, done.stderr
     assert entry_titles(rationale(ws)) == ["1. `verify` · running: no outcome yet"]
     # the next process continues the journal, and closes the orphaned call first
-    done = run("exec", "--type", "verify", "--reason", REASON, "--", "echo next", cwd=ws)
+    done = epistemic("exec", "--type", "verify", "--reason", REASON, "--", "echo next", cwd=ws)
     assert (done.returncode, done.stdout) == (0, "next\n")
     assert entry_titles(rationale(ws)) == ["1. `verify` · FAILED", "2. `verify` · ok"]
     recovered = [json.loads(line) for line in journal_lines(ws)][2]
@@ -351,11 +337,13 @@ def test_resume_continues_numbering_from_the_checkpoint(
 
 
 def test_cli_calls_resume_too(paged_copy: Path) -> None:
-    done = run(
+    done = epistemic(
         "exec", "--type", "collect-info", "--reason", REASON, "--", "echo 251", cwd=paged_copy
     )
     assert (done.returncode, done.stdout) == (0, "251\n")
-    done = run("exec", "--json", "--type", "setup", "--reason", "x", "--", "true", cwd=paged_copy)
+    done = epistemic(
+        "exec", "--json", "--type", "setup", "--reason", "x", "--", "true", cwd=paged_copy
+    )
     assert json.loads(done.stdout)["seq"] == 252
     text = rationale(paged_copy)
     assert "_251 tool call(s), of which 26 shell act(s) with a declared intent._" in text

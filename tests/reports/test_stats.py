@@ -9,13 +9,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import EPISTEMIC
 from epistemic_agent.cli import app as cli
 from epistemic_agent.demo import SCRIPT, prepare_workspace
 from epistemic_agent.journal.records import CallView
@@ -25,7 +25,6 @@ from epistemic_agent.reports.diff import align
 from epistemic_agent.reports.stats import SUMMED
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 GUESS = "I believe the marker is absent; if `test -e` succeeds, that belief is refuted."
 CHANGE = "The report asks for a marker file; creating it is the change itself."

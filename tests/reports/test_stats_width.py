@@ -7,17 +7,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import EPISTEMIC
 from epistemic_agent.reports.stats_table import fit
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 CHANGE = "The report asks for a marker file; creating it is the change itself."
 NAMES = ("agent-alpha-with-a-rather-long-workspace-name-of-its-own", "beta", "gamma-\x1b[31m[red]")

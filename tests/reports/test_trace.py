@@ -7,17 +7,16 @@ import csv
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import epistemic
 from epistemic_agent.policy.rules import preset
 from epistemic_agent.runtime.approval import Answer, Request
 from epistemic_agent.runtime.session import Session, Settings
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 CHANGE = "The report asks for this edit; making it is the change itself, nothing more."
 CHECK = "Run the program to confirm the edits so far behave as the task asks of them."
 UNDO = "The notes edit was the wrong approach: take it back to where it started."
@@ -51,12 +50,6 @@ class Approve:
     def ask(self, request: Request) -> Answer:
         self.requests.append(request)
         return Answer("approved", "alice", "test", "ticket: OPS-7 fine")
-
-
-def epistemic(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EPISTEMIC, *args], capture_output=True, text=True, timeout=120, cwd=cwd, check=False
-    )
 
 
 def git(ws: Path, *args: str) -> None:

@@ -10,7 +10,6 @@ import json
 import shutil
 import struct
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from conftest import epistemic
 from epistemic_agent.core.vocabulary import ACT_NAMES
 from epistemic_agent.journal import sessions
 from epistemic_agent.policy.rules import preset
@@ -27,7 +27,6 @@ from epistemic_agent.reports.plot import ACT_COLOURS, status_of
 from epistemic_agent.runtime.approval import Answer, Request
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 CHROMIUM = "/usr/bin/chromium"
 HOSTILE = "echo '</script><img src=x onerror=alert(1)>'"
 HOSTILE_REASON = "Show that <b>markup</b> & </script> in a reason stays text, not markup."
@@ -44,15 +43,11 @@ class Denier:
         return Answer("denied", "alice", "test", "not <now>")
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EPISTEMIC, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
-
-
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled offline demo: 18 calls, a rejection, a failure, a revert."""
     workspace = tmp_path_factory.mktemp("views") / "demo"
-    done = run("demo", "-o", str(workspace))
+    done = epistemic("demo", "-o", str(workspace))
     assert done.returncode == 0, done.stderr
     return workspace
 
@@ -125,7 +120,7 @@ def test_every_act_has_its_own_colour() -> None:
 
 def test_plot_png_of_the_demo(demo: Path, tmp_path: Path) -> None:
     out = tmp_path / "demo.png"
-    done = run("plot", str(demo), "-o", str(out))
+    done = epistemic("plot", str(demo), "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert str(out) in done.stdout and "18 call(s)" in done.stdout
     assert png_size(out)[0] == 1200
@@ -136,7 +131,7 @@ def test_plot_svg_shows_the_acts_the_session_has(demo: Path, api: Path, tmp_path
     texts = {}
     for name, workspace in (("demo", demo), ("api", api)):
         out = tmp_path / f"{name}.SVG"  # the suffix is case-insensitive
-        done = run("plot", str(workspace), "-o", str(out))
+        done = epistemic("plot", str(workspace), "-o", str(out))
         assert done.returncode == 0, done.stderr
         root = ET.parse(out).getroot()  # well-formed XML
         assert root.tag == "{http://www.w3.org/2000/svg}svg"
@@ -150,17 +145,17 @@ def test_plot_svg_shows_the_acts_the_session_has(demo: Path, api: Path, tmp_path
 
 
 def test_plot_over_time_and_the_default_output(demo: Path, tmp_path: Path) -> None:
-    done = run("plot", str(demo / ".epistemic"), "--time", cwd=tmp_path)
+    done = epistemic("plot", str(demo / ".epistemic"), "--time", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert png_size(tmp_path / "demo-timeline.png")[0] == 1200
-    done = run("plot", str(demo), "--time", "-o", "t.svg", cwd=tmp_path)
+    done = epistemic("plot", str(demo), "--time", "-o", "t.svg", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "seconds since the session started" in (tmp_path / "t.svg").read_text()
 
 
 def test_the_same_journal_gives_the_same_svg(demo: Path, tmp_path: Path) -> None:
     for name in ("a.svg", "b.svg"):
-        assert run("plot", str(demo), "-o", str(tmp_path / name)).returncode == 0
+        assert epistemic("plot", str(demo), "-o", str(tmp_path / name)).returncode == 0
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
 
 
@@ -175,7 +170,7 @@ def test_render_html_is_the_contract(demo: Path) -> None:
 
 def test_html_is_self_contained(demo: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    done = run("html", str(demo), "-o", str(out))
+    done = epistemic("html", str(demo), "-o", str(out))
     assert done.returncode == 0, done.stderr
     page = out.read_text()
     tags = Tags(page)
@@ -238,13 +233,13 @@ def test_a_torn_journal_is_shown_with_a_note(demo: Path, tmp_path: Path) -> None
     with journal.open("a") as handle:
         handle.write('{"prev":"00","n":99,"v":1,"kind":"call","seq":19,"rea')
     out = tmp_path / "torn.html"
-    done = run("html", str(tmp_path / "torn"), "-o", str(out))
+    done = epistemic("html", str(tmp_path / "torn"), "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "is torn" in done.stderr and "journal torn" in done.stderr
     page = out.read_text()
     assert "journal torn" in page and "is torn" in page
     assert page.count('<li class="call"') == 18  # every complete line was read
-    done = run("plot", str(journal), "-o", str(tmp_path / "torn.png"))
+    done = epistemic("plot", str(journal), "-o", str(tmp_path / "torn.png"))
     assert done.returncode == 0 and "is torn" in done.stderr, done.stderr
 
 
@@ -256,14 +251,14 @@ def test_a_call_without_outcome_is_unknown(api: Path, tmp_path: Path) -> None:
     page = html_report.render_html(sessions.load(journal))
     assert 'id="call-7" data-act="change-state" data-status="unknown"' in page
     assert "no outcome was recorded" in page and "journal intact" in page
-    assert run("plot", str(journal), "-o", str(tmp_path / "u.svg")).returncode == 0
+    assert epistemic("plot", str(journal), "-o", str(tmp_path / "u.svg")).returncode == 0
 
 
 def test_lines_of_other_versions_are_read_and_noted(demo: Path, tmp_path: Path) -> None:
     journal = copy_journal(demo, tmp_path / "newer", anchor=False)
     chained(journal, {"v": 2, "kind": "hologram", "t": "2030-01-01T00:00:00.000Z"})
     chained(journal, {"v": 0, "kind": "note", "t": "2030-01-01T00:00:00.000Z"})
-    done = run("html", str(journal), "-o", str(tmp_path / "v.html"))
+    done = epistemic("html", str(journal), "-o", str(tmp_path / "v.html"))
     assert done.returncode == 0, done.stderr
     assert "format version 2, newer" in done.stderr and "format version 0, older" in done.stderr
     page = (tmp_path / "v.html").read_text()
@@ -274,7 +269,7 @@ def test_many_lines_of_a_newer_version_are_one_note(demo: Path, tmp_path: Path) 
     journal = copy_journal(demo, tmp_path / "all-newer", anchor=False)
     found = [json.loads(line) for line in journal.read_text().splitlines()]
     journal.write_text("".join(json.dumps({**r, "v": 2}) + "\n" for r in found))
-    done = run("html", str(journal), "-o", str(tmp_path / "n.html"))
+    done = epistemic("html", str(journal), "-o", str(tmp_path / "n.html"))
     assert done.returncode == 0, done.stderr
     notes = [line for line in done.stderr.splitlines() if "format version" in line]
     assert notes == [
@@ -299,7 +294,7 @@ def test_fields_of_the_wrong_type_are_read_as_absent(
         ["plot", "-o", str(tmp_path / "odd.svg")],
         ["html", "-o", str(tmp_path / "o.html")],
     ):
-        done = run(*args, str(journal))
+        done = epistemic(*args, str(journal))
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
         assert (
             f"epistemic: note: 1 field(s) of the wrong type were read as absent: {kind} `{key}`"
@@ -320,7 +315,7 @@ def test_plot_draws_control_characters_as_escapes(demo: Path, tmp_path: Path) ->
     found[0]["task"] += hostile
     next(r for r in found if r["kind"] == "call")["act"] = "look" + hostile
     journal.write_text("".join(json.dumps(r) + "\n" for r in found))
-    done = run("plot", str(journal), "-o", str(tmp_path / "e.svg"))
+    done = epistemic("plot", str(journal), "-o", str(tmp_path / "e.svg"))
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stderr
     text = " ".join(ET.parse(tmp_path / "e.svg").getroot().itertext())
@@ -336,21 +331,23 @@ def test_an_act_from_a_foreign_writer_is_shown_as_text(demo: Path, tmp_path: Pat
     assert "<img" not in page and "&lt;img src=x onerror=alert(2)&gt; $\\frac{$" in page
     assert not any(name.startswith("on") for _, attrs in Tags(page).found for name in attrs)
     for suffix in ("png", "svg"):  # the act gets a row of its own, its name as plain text
-        done = run("plot", str(journal), "-o", str(tmp_path / f"foreign.{suffix}"))
+        done = epistemic("plot", str(journal), "-o", str(tmp_path / f"foreign.{suffix}"))
         assert done.returncode == 0, done.stderr
     assert odd in " ".join(ET.parse(tmp_path / "foreign.svg").getroot().itertext())
 
 
 def test_bad_input_is_a_usage_error(demo: Path, tmp_path: Path) -> None:
-    assert_usage_error(run("plot", str(tmp_path / "nowhere")), "no such file")
-    assert_usage_error(run("html", str(tmp_path / "nowhere")), "no such file")
+    assert_usage_error(epistemic("plot", str(tmp_path / "nowhere")), "no such file")
+    assert_usage_error(epistemic("html", str(tmp_path / "nowhere")), "no such file")
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_text("this is not JSON\n{nor this\n")
-    assert_usage_error(run("html", str(garbage)), "not a journal")
-    assert_usage_error(run("plot", str(garbage)), "not a journal")
-    assert_usage_error(run("plot", str(demo), "-o", str(tmp_path / "x.pdf")), ".png or .svg")
-    assert_usage_error(run("html", str(demo), "-o", str(tmp_path / "x.txt")), ".html")
-    assert_usage_error(run("html", str(demo), "-o", str(tmp_path / "no" / "x.html")), "folder")
+    assert_usage_error(epistemic("html", str(garbage)), "not a journal")
+    assert_usage_error(epistemic("plot", str(garbage)), "not a journal")
+    assert_usage_error(epistemic("plot", str(demo), "-o", str(tmp_path / "x.pdf")), ".png or .svg")
+    assert_usage_error(epistemic("html", str(demo), "-o", str(tmp_path / "x.txt")), ".html")
+    assert_usage_error(
+        epistemic("html", str(demo), "-o", str(tmp_path / "no" / "x.html")), "folder"
+    )
     assert not list(tmp_path.glob("x.*"))
 
 
@@ -406,7 +403,7 @@ def dom(page: Path, tmp_path: Path, fragment: str = "") -> Tags:
 def pages(demo: Path, api: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("pages")
     for name, workspace in (("demo", demo), ("api", api)):
-        done = run("html", str(workspace), "-o", str(folder / f"{name}.html"))
+        done = epistemic("html", str(workspace), "-o", str(folder / f"{name}.html"))
         assert done.returncode == 0, done.stderr
     return {"demo": folder / "demo.html", "api": folder / "api.html"}
 

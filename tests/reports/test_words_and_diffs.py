@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from conftest import epistemic
 from epistemic_agent.journal.catalog import find_layout
 from epistemic_agent.journal.log import Position, follow
 from epistemic_agent.journal.records import CallView
@@ -24,17 +24,12 @@ from epistemic_agent.reports.rationale.mdsafe import visible
 from epistemic_agent.reports.rationale.report import Report
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 CHROMIUM = "/usr/bin/chromium"
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 WHY = "Change the file to show that its diff is shown as recorded."
 #: Text that tries to be markup in every reader: Rich, Markdown, HTML, a terminal.
 HOSTILE = "a [bold]x[/] ]] [/] ``` ```` <script>alert(1)</script> \x1b[2J\x1b]0;T\x07 &amp;"
 HOSTILE_LINES = f"first line\n{HOSTILE}\n\n## not a heading\n```\nstill text"
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EPISTEMIC, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def records(journal: Path) -> list[dict[str, Any]]:
@@ -197,7 +192,7 @@ def chromium_dom(page: Path, tmp_path: Path) -> str:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     workspace = tmp_path_factory.mktemp("words") / "demo"
-    done = run("demo", "-o", str(workspace))
+    done = epistemic("demo", "-o", str(workspace))
     assert done.returncode == 0, done.stderr
     return workspace
 
@@ -228,7 +223,7 @@ def test_the_demo_page_shows_them_in_chromium(demo: Path, tmp_path: Path) -> Non
     journal = demo_journal(demo)
     words, diffs = expected_words(records(journal)), expected_diffs(journal)
     out = tmp_path / "demo.html"
-    done = run("html", str(demo), "-o", str(out))
+    done = epistemic("html", str(demo), "-o", str(out))
     assert done.returncode == 0, done.stderr
     page = page_of(chromium_dom(out, tmp_path))
     assert page.said == {seq: [shown(w).strip() for w in ws] for seq, ws in words.items()}
@@ -270,7 +265,7 @@ def test_hostile_words_and_diffs_are_text_in_the_page(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     journal = hostile_session(tmp_path / "ws")
     out = tmp_path / "page.html"
-    done = run("html", str(tmp_path / "ws"), "-o", str(out))
+    done = epistemic("html", str(tmp_path / "ws"), "-o", str(out))
     assert done.returncode == 0, done.stderr
     html = out.read_text()
     assert "\x1b" not in html and "<script>alert" not in html
@@ -301,7 +296,7 @@ def test_a_missing_or_changed_diff_blob_is_said(tmp_path: Path, damage: str) -> 
         blob.unlink()
     else:
         blob.write_text(blob.read_text().replace("plain", "PLAIN"))
-    assert run("report", str(ws)).returncode == 0
+    assert epistemic("report", str(ws)).returncode == 0
     found = entries((ws / "RATIONALE.md").read_text())
     assert diffs_in(found[1]) == []  # nothing shown as the diff
     said = "is missing from the evidence store" if damage == "missing" else "does not match"
@@ -309,7 +304,7 @@ def test_a_missing_or_changed_diff_blob_is_said(tmp_path: Path, damage: str) -> 
     assert said in line and "epistemic show 1" in line
     assert diffs_in(found[2]) != []  # the other call's diff is intact and shown
     out = tmp_path / "page.html"
-    assert run("html", str(ws), "-o", str(out)).returncode == 0
+    assert epistemic("html", str(ws), "-o", str(out)).returncode == 0
     html = out.read_text()
     entry = html[html.index('id="call-1"') : html.index('id="call-2"')]
     assert "cannot be shown" in entry and said in entry and "<details" not in entry
@@ -397,10 +392,10 @@ def test_words_that_ended_a_turn_belong_to_no_call(tmp_path: Path) -> None:
         journal = session.layout.journal
     found = entries((tmp_path / "RATIONALE.md").read_text())
     assert said_in(found[1]) == [] and said_in(found[2]) == ["the words of call 2"]
-    done = run("show", "2", "--json", "-C", str(tmp_path))
+    done = epistemic("show", "2", "--json", "-C", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["preceded_by"] == ["the words of call 2"]
-    done = run("show", "1", "--json", "-C", str(tmp_path))
+    done = epistemic("show", "1", "--json", "-C", str(tmp_path))
     assert json.loads(done.stdout)["preceded_by"] == []
     assert expected_words(records(journal)) == {2: ["the words of call 2"]}
 

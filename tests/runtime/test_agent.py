@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from conftest import EPISTEMIC
 from epistemic_agent.cli import app as cli
 from epistemic_agent.core.tools import TOOLS_BY_NAME, anthropic_tools, openai_tools
 from epistemic_agent.core.vocabulary import ACT_NAMES, ACTS
@@ -37,8 +37,6 @@ from epistemic_agent.reports.beliefs import ASK
 from epistemic_agent.runtime import prompt
 from epistemic_agent.runtime.agent import EXIT_CODES, Agent, AgentConfig, Stop
 from epistemic_agent.runtime.session import Session
-
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 WRITE = "The task asks for a hello script; this file is the deliverable itself."
@@ -82,13 +80,6 @@ def write_script(directory: Path, turns: Any, name: str = "script.json") -> Path
     path = directory / name
     path.write_text(json.dumps(turns, indent=1), encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
 
 
 class RecordingProvider(ReplayProvider):

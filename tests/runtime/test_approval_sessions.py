@@ -9,15 +9,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+from conftest import EPISTEMIC, eventually
+
 KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 REASON = "The report asks for a marker file; creating it is the change itself."
 SIGNED_POLICY = """default = "allow"
@@ -35,15 +34,6 @@ decision = "ask"
 def cli(*args: str, ws: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([EPISTEMIC, *args], cwd=ws, capture_output=True, text=True,
                           timeout=120, check=False)  # fmt: skip
-
-
-def eventually(check: Callable[[], Any], what: str, seconds: float = 30) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def records(journal: Path, kind: str) -> list[dict[str, Any]]:
@@ -81,13 +71,6 @@ class Asking:
     def finish(self) -> tuple[int, str]:
         _, err = self.process.communicate(timeout=60)
         return self.process.returncode, err
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
 
 
 @pytest.fixture

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import KEY
+from conftest import EPISTEMIC, KEY
 from epistemic_agent.policy.supervisor import SupervisorSpec
 from epistemic_agent.reports.beliefs import Ledger, agent_verdict
 from epistemic_agent.runtime.session import Session, Settings
@@ -19,20 +18,11 @@ from epistemic_agent.runtime.supervisor import make_supervisor
 from fakeserver import FakeServer
 from wire import MODEL, OpenAIWire
 
-pytestmark = pytest.mark.usefixtures("clean_env")
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+pytestmark = [pytest.mark.usefixtures("clean_env"), pytest.mark.usefixtures("systmp")]
 BELIEF = (
     "I believe report.py counts only completed customers; if it prints 8 the belief is refuted."
 )
 OTHER = "I believe notes.txt is empty; if cat prints anything the belief is refuted."
-
-
-@pytest.fixture(autouse=True)
-def systmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "systmp"
-    folder.mkdir()
-    monkeypatch.setenv("TMPDIR", str(folder))
-    return folder
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import EPISTEMIC
 from epistemic_agent.providers.base import (
     AssistantMessage,
     Message,
@@ -42,7 +42,6 @@ from providerkit import (
 from wire import AnthropicWire
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("clean_env")]
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 REASON = "Read the next chunk of the log; I need all of it before deciding."
 
 

@@ -5,24 +5,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import epistemic
 from epistemic_agent.runtime.session import Session, Settings
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 CHANGE = "The report asks for this edit; making it is the change itself, nothing more."
 CHECK = "Run the checks to confirm the edits so far behave as the task asks of them."
 IDENTITY = ("-c", "user.name=t", "-c", "user.email=t@example.invalid")
-
-
-def epistemic(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EPISTEMIC, *args], capture_output=True, text=True, timeout=120, cwd=cwd, check=False
-    )
 
 
 def git(ws: Path, *args: str) -> str:

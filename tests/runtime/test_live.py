@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 import unicodedata
 from pathlib import Path
@@ -17,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from conftest import EPISTEMIC
 from ptyterm import Terminal
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 REASON = "Wait three seconds while printing a line each second, to watch the elapsed time tick."
 MARKUP = "[bold]x[/] [/] [red]"
 CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
@@ -29,13 +28,6 @@ COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-9]|4[0-9]|9[0-7]|10[0-7])(?:;[0-
 
 def bash(command: str, act: str = "collect-info", reason: str = REASON) -> dict[str, Any]:
     return {"tool": "bash", "args": {"command": command, "type": act, "reason": reason}}
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return workspace
 
 
 def environ(**extra: str) -> dict[str, str]:

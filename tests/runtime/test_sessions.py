@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from conftest import epistemic
 from epistemic_agent.journal.catalog import listing
 from epistemic_agent.journal.log import read_records
 from epistemic_agent.providers.base import AssistantMessage, ToolResults, UserMessage
 from epistemic_agent.runtime.resume import rebuild
 from epistemic_agent.runtime.session import Session
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 LOOK = "See which files the workspace holds before deciding anything."
 WRITE = "Create the file the task asks for; its content is the deliverable."
-
-
-def epistemic(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EPISTEMIC, *args], capture_output=True, text=True, timeout=120, cwd=cwd, check=False
-    )
 
 
 def script(tmp_path: Path, name: str, turns: list[dict[str, Any]]) -> Path:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import EPISTEMIC
 from epistemic_agent.policy.file import load_policy
 from epistemic_agent.policy.rules import PolicyError
 from epistemic_agent.policy.supervisor import SupervisorSpec
@@ -21,28 +21,14 @@ from epistemic_agent.runtime.approval import Answer, Request
 from epistemic_agent.runtime.session import Session, Settings
 from epistemic_agent.runtime.supervisor import VerdictError, make_supervisor, parse_verdict
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+pytestmark = pytest.mark.usefixtures("systmp")
+
 CHANGE = "The task asks for a marker file; creating it is the change itself."
 BELIEF = (
     "I believe unique_customers should be 6 (ana, ben, chen, dara, eli, femi); if it prints "
     "another number the belief is refuted."
 )
 NASTY = "see [bold]docs[/] <script>alert(1)</script> \x1b[31mred\x1b[0m `tick` | pipe"
-
-
-@pytest.fixture(autouse=True)
-def systmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "systmp"
-    folder.mkdir()
-    monkeypatch.setenv("TMPDIR", str(folder))
-    return folder
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
 
 
 def script(tmp_path: Path, entries: list[dict[str, Any]], name: str = "sup.json") -> str:
