@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from conftest import EPISTEMIC
 from epistemic_agent.core.vocabulary import GUARANTEES
 from epistemic_agent.effects.cache import EffectCache
 from epistemic_agent.effects.classify import Effect
@@ -1010,7 +1011,7 @@ def test_hard_links_made_before_no_longer_reach_the_record(make_box: object) -> 
 
 def cli_verify(box: Box) -> dict[str, Any]:
     done = subprocess.run(
-        [str(Path(sys.executable).with_name("epistemic")), "verify", str(box.ws), "--json"],
+        [EPISTEMIC, "verify", str(box.ws), "--json"],
         capture_output=True,
         text=True,
         timeout=60,

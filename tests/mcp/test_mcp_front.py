@@ -14,6 +14,7 @@ import mcp_types
 import pytest
 from mcp.shared.message import SessionMessage
 
+from conftest import EPISTEMIC
 from epistemic_agent.mcp import front as mcp_front
 from epistemic_agent.mcp.server import Gatekeeper, build_server, handshake_answers
 from epistemic_agent.policy.rules import preset
@@ -137,8 +138,6 @@ def test_a_client_that_probed_the_newer_era_then_initialized_is_served_in_its_er
     SDK has loaded; the SDK must then serve the handshake era too, or it refuses every later
     call for lacking the newer era's envelope."""
     import subprocess
-    import sys
-    from pathlib import Path
 
     envelope = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -152,9 +151,8 @@ def test_a_client_that_probed_the_newer_era_then_initialized_is_served_in_its_er
         "arguments": {"command": "true", "type": "collect-info", "reason": "x" * 30},
     }
     lines = [probe, INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call]
-    epistemic = Path(sys.executable).with_name("epistemic")
     server = subprocess.Popen(
-        [str(epistemic), "mcp", "-C", str(tmp_path)],
+        [EPISTEMIC, "mcp", "-C", str(tmp_path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import EPISTEMIC, epistemic
+from conftest import EPISTEMIC
 from epistemic_agent.core.vocabulary import ACT_NAMES, is_mutating
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.policy.file import load_policy
@@ -68,6 +68,12 @@ def journal(ws: Path) -> list[dict[str, Any]]:
 
 def of_kind(ws: Path, kind: str) -> list[dict[str, Any]]:
     return [r for r in journal(ws) if r["kind"] == kind]
+
+
+def run(*args: str, cwd: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [EPISTEMIC, *args], cwd=cwd, capture_output=True, text=True, timeout=60, **kwargs
+    )
 
 
 def wait_for(condition: Callable[[], Any], what: str, timeout: float = 20) -> Any:
@@ -243,7 +249,7 @@ def start_exec(ws: Path, *opts: str, command: str = "touch made.txt") -> subproc
 
 
 def pending(ws: Path) -> list[dict[str, Any]]:
-    done = epistemic("pending", "--json", cwd=ws)
+    done = run("pending", "--json", cwd=ws)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
@@ -253,11 +259,9 @@ def test_file_channel_approve_from_another_process(ws: Path) -> None:
     waiting = wait_for(lambda: pending(ws), "the request")
     assert waiting[0]["seq"] == 1 and waiting[0]["act"] == "change-state"
     assert waiting[0]["command"] == "touch made.txt" and waiting[0]["waiting"] is True
-    listing = epistemic("pending", cwd=ws)
+    listing = run("pending", cwd=ws)
     assert "call 1: change-state" in listing.stdout and "touch made.txt" in listing.stdout
-    answered = epistemic(
-        "approve", "1", "--as", "qa-lead", "--comment", "checked the ticket", cwd=ws
-    )
+    answered = run("approve", "1", "--as", "qa-lead", "--comment", "checked the ticket", cwd=ws)
     assert answered.returncode == 0 and "call 1 approved as qa-lead" in answered.stdout
     _, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
@@ -268,14 +272,14 @@ def test_file_channel_approve_from_another_process(ws: Path) -> None:
     folder = ws / ".epistemic" / "pending"
     assert pending(ws) == [] and [p.name for p in folder.iterdir()] == ["1.closed.json"]
     assert json.loads((folder / "1.closed.json").read_text())["why"] == "answered"
-    assert epistemic("approve", "1", cwd=ws).returncode == 1  # nothing open any more
+    assert run("approve", "1", cwd=ws).returncode == 1  # nothing open any more
 
 
 def test_file_channel_deny_carries_the_comment_back(ws: Path) -> None:
     process = start_exec(ws, "--approve", "mutating")
     wait_for(lambda: pending(ws), "the request")
-    assert epistemic("deny", "1", "--comment", "wrong file", cwd=ws).returncode == 0
-    assert epistemic("approve", "1", cwd=ws).returncode == 1  # the first answer wins
+    assert run("deny", "1", "--comment", "wrong file", cwd=ws).returncode == 0
+    assert run("approve", "1", cwd=ws).returncode == 1  # the first answer wins
     _, err = process.communicate(timeout=30)
     assert process.returncode == 2 and "wrong file" in err and not (ws / "made.txt").exists()
     outcome = of_kind(ws, "outcome")[0]
@@ -284,7 +288,7 @@ def test_file_channel_deny_carries_the_comment_back(ws: Path) -> None:
 
 def test_an_unanswered_request_is_denied_after_the_timeout(ws: Path) -> None:
     started = time.monotonic()
-    done = epistemic(
+    done = run(
         "exec",
         "--type",
         "change-state",
@@ -319,12 +323,12 @@ def test_the_policy_file_sets_the_timeout_and_channel(ws: Path) -> None:
 
 
 def test_answering_without_a_request_or_with_bad_input(ws: Path) -> None:
-    assert epistemic("approve", "7", cwd=ws).returncode == 1
-    assert epistemic("deny", "0", cwd=ws).returncode == 2
-    bad = epistemic("approve", "seven", cwd=ws)
+    assert run("approve", "7", cwd=ws).returncode == 1
+    assert run("deny", "0", cwd=ws).returncode == 2
+    bad = run("approve", "seven", cwd=ws)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
-    assert epistemic("pending", "-C", str(ws / "missing"), cwd=ws).returncode == 2
-    assert epistemic("pending", cwd=ws).stdout.strip() == "no call is waiting for approval"
+    assert run("pending", "-C", str(ws / "missing"), cwd=ws).returncode == 2
+    assert run("pending", cwd=ws).stdout.strip() == "no call is waiting for approval"
 
 
 # -- the terminal channel, through a pseudo-terminal ----------------------------------------
@@ -416,16 +420,16 @@ BROKEN = 'default = "allow"\n[[rule]]\nid = "x"\nwhen = "mutating &&"\ndecision 
 def test_a_broken_policy_stops_exec_before_anything_happens(ws: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(BROKEN)
-    done = epistemic(
+    done = run(
         "exec", "--type", "collect-info", "--reason", LOOK, "--policy", str(bad), "--", "ls", cwd=ws
     )
     assert done.returncode == 2 and f"{bad}:4: rule 'x': CEL syntax error" in done.stderr
     assert not (ws / ".epistemic").exists() and "Traceback" not in done.stderr
     (ws / "epistemic.toml").write_text(BROKEN)
-    done = epistemic("exec", "--type", "collect-info", "--reason", LOOK, "--", "ls", cwd=ws)
+    done = run("exec", "--type", "collect-info", "--reason", LOOK, "--", "ls", cwd=ws)
     assert done.returncode == 2 and "epistemic.toml:4" in done.stderr
     assert not (ws / ".epistemic").exists()
-    missing = epistemic(
+    missing = run(
         "exec",
         "--type",
         "collect-info",
@@ -444,7 +448,7 @@ def test_a_broken_policy_stops_run_before_the_model_is_asked(ws: Path, tmp_path:
     (ws / "epistemic.toml").write_text(BROKEN)
     script = tmp_path / "s.json"
     script.write_text(json.dumps([{"final": "done"}]))
-    done = epistemic("run", "--model", f"replay:{script}", "do it", cwd=ws)
+    done = run("run", "--model", f"replay:{script}", "do it", cwd=ws)
     assert done.returncode == 2 and "epistemic.toml:4" in done.stderr
     assert not (ws / ".epistemic").exists()
 
