@@ -90,7 +90,7 @@ def test_readme_regulated_team_policy_is_ten_lines_and_works(tmp_path: Path) -> 
 
 
 def test_readme_mcp_configuration_names_the_real_command() -> None:
-    """The server entry the README shows (`init generic`; tests/test_init.py checks it is
+    """The server entry the README shows (`init generic`; tests/cli/test_init.py checks it is
     exactly what init writes) starts `epistemic mcp` on the workspace."""
     import json
 
