@@ -18,15 +18,14 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conftest import EPISTEMIC
 from npminstall import pinned
 
-EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
 #: What each client says its name is in the MCP handshake (and so in the journal's header).
 HANDSHAKE_NAMES = {"claude-code": "claude-code", "codex": "codex-mcp-client"}
 

@@ -1,6 +1,6 @@
 """The real MCP clients the tests drive, from npm: the versions pinned in
 tests/npm/package.json, installed under .venv/npm/ once (later calls find them there).
-`scripts/setup --test` runs `python tests/npminstall.py`; tests/test_clients.py calls
+`scripts/setup --test` runs `python tests/npminstall.py`; tests/mcp/test_clients.py calls
 `install()` and fails, saying why, when npm cannot install them.
 """
 

@@ -1,16 +1,15 @@
-"""Helpers shared by the provider tests: a clean environment, the fake server, a provider
-for a wire format, and one run of the real loop over it."""
+"""Helpers shared by the provider tests: a provider for a wire format, one run of the real
+loop over it, what it recorded (the clean environment and the fake server are fixtures in
+conftest.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from conftest import PROXY_VARS, SDK_VARS
 from epistemic_agent.providers import Provider, make_provider
 from epistemic_agent.providers.base import ModelOptions
 from epistemic_agent.providers.models import ModelInfo, lookup
@@ -19,42 +18,11 @@ from epistemic_agent.runtime.session import Session
 from fakeserver import FakeServer
 from wire import MODEL, Call, Tokens, Wire
 
-KEY = "test-key"
 REASON = "see what the shell prints here before changing anything"
-PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
-SDK_VARS = (
-    "OPENAI_BASE_URL",
-    "OPENAI_ORG_ID",
-    "OPENAI_PROJECT_ID",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_CUSTOM_HEADERS",
-    "EPISTEMIC_MODEL",
-    "EPISTEMIC_MODELS",
-)
 
 
 def bash(call_id: str | None, command: str, act: str = "collect-info") -> Call:
     return (call_id, "bash", {"command": command, "type": act, "reason": REASON})
-
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No proxy (the SDKs would send 127.0.0.1 through it), no stray SDK settings or models
-    file, test keys."""
-    for name in PROXY_VARS + SDK_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as running:
-        yield running
 
 
 def provider_for(

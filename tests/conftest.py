@@ -1,0 +1,117 @@
+"""What the tests share: the repository root, the `epistemic` command and a runner for it,
+workspace fixtures, and the fake model server with the clean environment its clients need.
+
+The plain names (`ROOT`, `EPISTEMIC`, `epistemic`, `epistemic_strict`, `eventually`) are imported as
+`from conftest import ...`; pytest puts this folder on the path (pyproject's `pythonpath`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakeserver import FakeServer
+
+ROOT = Path(__file__).resolve().parent.parent
+EPISTEMIC = str(Path(sys.executable).with_name("epistemic"))
+KEY = "test-key"  # the API key the fake model server's clients send
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+SDK_VARS = (
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "EPISTEMIC_MODEL",
+    "EPISTEMIC_MODELS",
+)
+
+
+def epistemic(
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 120,
+    check: bool = False,
+    no_traceback: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Run the real `epistemic` command, its output captured as text; `check` raises on a
+    non-zero exit, `no_traceback` fails the test when stderr shows a Python traceback."""
+    done = subprocess.run(
+        [EPISTEMIC, *args],
+        cwd=cwd,
+        env=env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=check,
+    )
+    if no_traceback:
+        assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def epistemic_strict(*args: str, **options: Any) -> subprocess.CompletedProcess[str]:
+    """`epistemic(...)` for commands that must fail cleanly if they fail: never a traceback."""
+    return epistemic(*args, no_traceback=True, **options)
+
+
+def eventually(check: Callable[[], Any], what: str, seconds: float = 30) -> Any:
+    """Poll `check` until it returns something true, and return that; fail after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if found := check():
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """A fresh, empty workspace with no git repository: `tmp_path / "ws"`."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return workspace
+
+
+@pytest.fixture
+def systmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `$TMPDIR` of the test's own, so that what a session writes there can be read back."""
+    folder = tmp_path / "systmp"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No proxy (the SDKs would send 127.0.0.1 through it), no stray SDK settings or models
+    file, test keys. Modules that talk to a fake server use it for every test:
+    `pytestmark = pytest.mark.usefixtures("clean_env")`."""
+    for name in PROXY_VARS + SDK_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    """The fake model server (fakeserver.FakeServer), running on 127.0.0.1 for one test."""
+    with FakeServer() as running:
+        yield running
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -1,0 +1,471 @@
+"""Only a human's key approves: signed answers, checked against the policy's allowed signers
+before anything runs, re-checkable by an auditor with stock ssh-keygen; and every answer that
+should not count, tried as an attacker would, does not."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import EPISTEMIC, eventually
+
+KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
+CHANGE = "The report asks for a marker file; creating it is the change itself."
+POLICY = """default = "allow"
+[approval]
+channel = "file"
+timeout = 60
+allowed_signers = "allowed_signers"
+[[rule]]
+id = "changes"
+when = "act == 'change-state'"
+decision = "ask"
+message = "a qualified engineer approves every change"
+"""
+
+
+@dataclass
+class Keys:
+    alice: Path  # in allowed_signers as alice@example.com
+    mallory: Path  # a key of her own, unknown to the policy
+    signers: str  # the allowed_signers line(s)
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
+    folder = tmp_path_factory.mktemp("keys")
+    made = {}
+    for name in ("alice", "mallory"):
+        path = folder / name
+        subprocess.run([KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)],
+                       check=True)  # fmt: skip
+        made[name] = path
+    public = (folder / "alice.pub").read_text().split()
+    return Keys(made["alice"], made["mallory"], f"alice@example.com {public[0]} {public[1]}\n")
+
+
+@pytest.fixture
+def ws(tmp_path: Path, keys: Keys, monkeypatch: pytest.MonkeyPatch) -> Path:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "epistemic.toml").write_text(POLICY)
+    (workspace / "allowed_signers").write_text(keys.signers)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no default key, no agent
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    return workspace
+
+
+def cli(*args: str, ws: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([EPISTEMIC, *args], cwd=ws, capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+
+
+def journal(ws: Path) -> list[dict[str, Any]]:
+    lines = (ws / ".epistemic" / "journal.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def of_kind(ws: Path, kind: str) -> list[dict[str, Any]]:
+    return [r for r in journal(ws) if r["kind"] == kind]
+
+
+@pytest.fixture
+def waiting(ws: Path) -> Iterator[subprocess.Popen[str]]:
+    """A change-state call waiting for approval in another process."""
+    process = subprocess.Popen(
+        [EPISTEMIC, "exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt"],
+        cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    eventually((ws / ".epistemic" / "pending" / "1.request.json").exists, "the request")
+    yield process
+    if process.poll() is None:
+        process.kill()
+    process.communicate()
+
+
+def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
+    _, err = process.communicate(timeout=60)
+    return process.returncode, err
+
+
+def test_a_signed_approval_runs_the_call_and_an_auditor_can_recheck_it(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str], tmp_path: Path
+) -> None:
+    answered = cli("approve", "1", "--key", str(keys.alice), "--comment", "CHG-114", ws=ws)
+    assert answered.returncode == 0, answered.stderr
+    code, err = finish(waiting)
+    assert code == 0, err
+    assert (ws / "made.txt").exists()
+    approval = of_kind(ws, "approval")[0]
+    assert approval["signed"] is True and approval["decision"] == "approved"
+    assert approval["by"] == approval["signer"] == "alice@example.com"
+    assert approval["key"].startswith("SHA256:") and approval["comment"] == "CHG-114"
+    # the auditor: the statement names the call's line, and stock ssh-keygen verifies it
+    lines = (ws / ".epistemic" / "journal.jsonl").read_bytes().splitlines()
+    call_line = next(line for line in lines if b'"kind":"call"' in line)
+    assert f"call: {hashlib.sha256(call_line).hexdigest()}" in approval["statement"]
+    (tmp_path / "statement").write_text(approval["statement"])
+    (tmp_path / "statement.sig").write_text(approval["signature"])
+    with (tmp_path / "statement").open("rb") as statement:
+        done = subprocess.run(
+            [KEYGEN, "-Y", "verify", "-f", str(ws / "allowed_signers"), "-I",
+             "alice@example.com", "-n", "epistemic-approval", "-s",
+             str(tmp_path / "statement.sig")],
+            stdin=statement, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def assert_rejected_then_signed(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str], why: str
+) -> None:
+    """The bad answer was journaled as rejected, the call kept waiting and ran only once
+    alice signed."""
+    rejected = eventually(lambda: of_kind(ws, "approval-rejected"), "the rejection")
+    assert why in rejected[0]["why"], rejected
+    assert not (ws / "made.txt").exists()
+    assert cli("approve", "1", "--key", str(keys.alice), ws=ws).returncode == 0
+    code, err = finish(waiting)
+    assert code == 0, err
+    assert of_kind(ws, "approval")[0]["signer"] == "alice@example.com"
+
+
+def test_an_unsigned_answer_does_not_count(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str]
+) -> None:
+    assert cli("approve", "1", "--unsigned", "--as", "alice@example.com", ws=ws).returncode == 0
+    assert_rejected_then_signed(ws, keys, waiting, "not signed")
+
+
+def test_an_unknown_signer_does_not_count(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str]
+) -> None:
+    assert cli("approve", "1", "--key", str(keys.mallory), ws=ws).returncode == 0
+    assert_rejected_then_signed(ws, keys, waiting, "unknown signer")
+
+
+def test_a_claimed_name_that_is_not_the_keys_does_not_count(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str]
+) -> None:
+    done = cli("approve", "1", "--key", str(keys.alice), "--as", "bob@example.com", ws=ws)
+    assert done.returncode == 0
+    assert_rejected_then_signed(ws, keys, waiting, "not to 'bob@example.com'")
+
+
+ANSWER = Path(".epistemic") / "pending" / "1.answer.json"
+
+
+def forge(ws: Path, change: Callable[[dict[str, Any]], None], signed_at: str = "") -> None:
+    """A signed answer, then altered the way an attacker would, put back in its place."""
+    request = json.loads((ws / ".epistemic" / "pending" / "1.request.json").read_text())
+    from epistemic_agent.gate.signing import Statement, sign
+
+    statement = Statement(
+        request["session"], 1, request["call"], "denied", signed_at or request["requested"], ""
+    )
+    signature, _ = sign(statement, str(Path(os.environ["FORGE_KEY"])))
+    answer = {
+        "nonce": request["nonce"],
+        "decision": "denied",
+        "comment": "",
+        "statement": statement.text(),
+        "signature": signature,
+        "at": request["requested"],
+    }
+    change(answer)
+    (ws / ANSWER).write_text(json.dumps(answer))
+
+
+FORGERIES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "decision flipped after signing": (
+        lambda a: a.update(decision="approved"),
+        "does not match this request",
+    ),
+    "statement for another call": (
+        lambda a: a.update(statement=a["statement"].replace("seq: 1", "seq: 2")),
+        "does not match this request",
+    ),
+    "signature of garbage": (
+        lambda a: a.update(
+            signature="-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n"
+        ),
+        "does not check out",
+    ),
+    "no nonce (replayed)": (lambda a: a.pop("nonce"), "no matching nonce"),
+    "not a decision": (lambda a: a.update(decision="yes"), "holds no decision"),
+    "statement unreadable": (lambda a: a.update(statement="approve it"), "malformed"),
+}
+
+
+@pytest.mark.parametrize("forgery", FORGERIES, ids=list(FORGERIES))
+def test_forged_answers_do_not_count(
+    ws: Path,
+    keys: Keys,
+    waiting: subprocess.Popen[str],
+    forgery: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FORGE_KEY", str(keys.alice))
+    change, why = FORGERIES[forgery]
+    forge(ws, change)
+    assert_rejected_then_signed(ws, keys, waiting, why)
+
+
+@pytest.mark.parametrize(
+    "signed_at", ["2020-01-01T00:00:00.000Z", "2099-01-01T00:00:00.000Z", "yesterday"]
+)
+def test_an_answer_signed_outside_the_requests_time_does_not_count(
+    ws: Path,
+    keys: Keys,
+    waiting: subprocess.Popen[str],
+    monkeypatch: pytest.MonkeyPatch,
+    signed_at: str,
+) -> None:
+    """A statement signed before the request was made (prepared in advance, or kept from
+    an earlier session) or dated in the future is refused, though the key is alice's."""
+    monkeypatch.setenv("FORGE_KEY", str(keys.alice))
+    forge(ws, lambda answer: None, signed_at=signed_at)
+    assert_rejected_then_signed(ws, keys, waiting, "outside the time the request was open")
+
+
+def test_a_late_or_unknown_answer_fails_with_a_clear_message(ws: Path, keys: Keys) -> None:
+    (ws / "epistemic.toml").write_text(POLICY.replace("timeout = 60", "timeout = 0.5"))
+    done = cli("exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt", ws=ws)
+    assert done.returncode == 2 and "no answer within 0.5 s" in done.stderr
+    late = cli("approve", "1", "--key", str(keys.alice), ws=ws)
+    assert late.returncode == 1 and "timed out" in late.stderr and "Traceback" not in late.stderr
+    unknown = cli("approve", "5", "--key", str(keys.alice), ws=ws)
+    assert unknown.returncode == 1 and "was ever opened" in unknown.stderr
+    assert not (ws / "made.txt").exists()
+
+
+def test_no_key_to_sign_with_is_a_clear_error(ws: Path, waiting: subprocess.Popen[str]) -> None:
+    done = cli("approve", "1", ws=ws)
+    assert done.returncode == 1 and "no SSH key to sign with" in done.stderr, done
+    missing = cli("approve", "1", "--key", "/nonexistent/key", ws=ws)
+    assert missing.returncode == 1 and "no such key file" in missing.stderr
+    assert not (ws / ANSWER).exists()
+
+
+def test_a_missing_or_empty_allowed_signers_file_stops_the_session(ws: Path) -> None:
+    (ws / "allowed_signers").unlink()
+    done = cli("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", ws=ws)
+    assert (
+        done.returncode == 2 and "allowed_signers 'allowed_signers' cannot be read" in done.stderr
+    )
+    (ws / "allowed_signers").write_text("# nobody yet\n")
+    done = cli("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", ws=ws)
+    assert done.returncode == 2 and "holds no signer lines" in done.stderr
+    (ws / "epistemic.toml").write_text(POLICY.replace('allowed_signers = "allowed_signers"\n', ""))
+    done = cli("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", ws=ws)
+    assert done.returncode == 2 and "names nobody who may approve" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_optional_signatures_take_unsigned_answers_and_lint_lists_them(ws: Path) -> None:
+    text = POLICY.replace('allowed_signers = "allowed_signers"\n', 'signatures = "optional"\n')
+    (ws / "epistemic.toml").write_text(text)
+    process = subprocess.Popen(
+        [EPISTEMIC, "exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt"],
+        cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    eventually((ws / ".epistemic" / "pending" / "1.request.json").exists, "the request")
+    assert cli("approve", "1", "--as", "qa", ws=ws).returncode == 0  # no key here: unsigned
+    code, err = finish(process)
+    assert code == 0, err
+    approval = of_kind(ws, "approval")[0]
+    assert approval["signed"] is False and approval["by"] == "qa"
+    linted = cli("lint", str(ws), "--json", ws=ws)
+    findings = json.loads(linted.stdout)["findings"]
+    assert [f["check"] for f in findings] == ["approval-unsigned"], findings
+    assert linted.returncode == 1
+
+
+def on_terminal(ws: Path, home: Path, *answers: bytes) -> tuple[int, bytes]:
+    """`epistemic exec` at a terminal (a pty): answer y/n, then the comment."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "HOME": str(home)}
+    argv = [EPISTEMIC, "exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt"]
+    process = subprocess.Popen(argv, cwd=ws, stdin=slave, stdout=slave, stderr=slave,
+                               start_new_session=True, env=env)  # fmt: skip
+    os.close(slave)
+    seen = bytearray()
+
+    def read_until(marker: bytes) -> None:
+        deadline = time.monotonic() + 30
+        while marker not in seen:
+            ready, _, _ = select.select([master], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no {marker!r} in {bytes(seen)!r}"
+            seen.extend(os.read(master, 4096))
+
+    try:
+        read_until(b"[y/n]")
+        os.write(master, answers[0])
+        read_until(b"comment")
+        os.write(master, answers[1])
+        process.wait(timeout=60)
+        while select.select([master], [], [], 0.2)[0]:
+            try:
+                seen.extend(os.read(master, 4096))
+            except OSError:
+                break
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+    return process.returncode, bytes(seen)
+
+
+@pytest.mark.parametrize("key", ["alice", "mallory"])
+def test_a_terminal_answer_is_signed_with_the_operators_key(
+    ws: Path, keys: Keys, tmp_path: Path, key: str
+) -> None:
+    (ws / "epistemic.toml").write_text(
+        POLICY.replace('channel = "file"\n', 'channel = "terminal"\n')
+    )
+    home = tmp_path / f"home-{key}"
+    (home / ".ssh").mkdir(parents=True)
+    shutil.copy(getattr(keys, key), home / ".ssh" / "id_ed25519")
+    code, screen = on_terminal(ws, home, b"y\n", b"looked at the diff\n")
+    approval = of_kind(ws, "approval")[0]
+    if key == "alice":
+        assert code == 0, screen
+        assert approval["signed"] is True and approval["by"] == "alice@example.com"
+        assert (ws / "made.txt").exists()
+    else:  # a key the policy does not trust: the answer is a denial, the call never runs
+        assert code == 2, screen
+        assert approval["decision"] == "denied" and "unknown signer" in approval["comment"]
+        assert not (ws / "made.txt").exists()
+
+
+def test_a_waiting_call_is_in_the_report_at_once(
+    ws: Path, keys: Keys, waiting: subprocess.Popen[str]
+) -> None:
+    report = (ws / "RATIONALE.md").read_text()
+    assert "1. `change-state` · waiting for approval" in report
+    assert cli("approve", "1", "--key", str(keys.alice), ws=ws).returncode == 0
+    assert finish(waiting)[0] == 0
+    assert "1. `change-state` · ok" in (ws / "RATIONALE.md").read_text()
+
+
+# -- an auditor's check of the approvals in a finished journal ----------------------------------
+
+
+@pytest.fixture
+def approved(ws: Path, keys: Keys, waiting: subprocess.Popen[str]) -> Path:
+    """A journal with one call alice approved (signed), and a later call."""
+    answered = cli("approve", "1", "--key", str(keys.alice), "--comment", "CHG-114", ws=ws)
+    assert answered.returncode == 0, answered.stderr
+    assert finish(waiting)[0] == 0
+    return ws
+
+
+def rechain(ws: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Rewrite the journal as someone who can write it would: every record through `change`,
+    the hash chain and the head anchor recomputed, so the chain alone verifies."""
+    path = ws / ".epistemic" / "journal.jsonl"
+    prev, out = "0" * 64, []
+    for line in path.read_bytes().splitlines():
+        record = json.loads(line)
+        record["prev"] = prev
+        change(record)
+        body = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
+        out.append(body)
+        prev = hashlib.sha256(body).hexdigest()
+    path.write_bytes(b"".join(body + b"\n" for body in out))
+    seqs = [r["seq"] for r in map(json.loads, out) if isinstance(r.get("seq"), int)]
+    position = {"offset": sum(len(b) + 1 for b in out), "lines": len(out), "head": prev,
+                "last_seq": max(seqs, default=0)}  # fmt: skip
+    (ws / ".epistemic" / "head.json").write_text(json.dumps(position).ljust(255) + "\n")
+
+
+def verdict(ws: Path, *options: str) -> dict[str, Any]:
+    done = cli("verify", ".", "--json", *options, ws=ws)
+    assert "Traceback" not in done.stderr, done.stderr
+    found: dict[str, Any] = json.loads(done.stdout)
+    found["exit"] = done.returncode
+    return found
+
+
+def checks(found: dict[str, Any]) -> list[str]:
+    return [problem["check"] for problem in found.get("problems", [])]
+
+
+def test_verify_matches_each_signed_approval_to_its_call(approved: Path) -> None:
+    plain = verdict(approved)
+    assert plain["exit"] == 0 and checks(plain) == []
+    assert any("1 signed approval(s) match their calls" in n for n in plain["notes"])
+    signers = verdict(approved, "--allowed-signers", "allowed_signers")
+    assert checks(signers) == ["seal-missing"]  # never sealed; the approval itself is good
+    assert any("1 signed approval(s) checked" in n for n in signers["notes"])
+
+
+def edit_the_command(record: dict[str, Any]) -> None:
+    if record["kind"] == "call":
+        record["command"] = "rm -rf /srv/data"  # what alice approved was `touch made.txt`
+
+
+def edit_the_comment(record: dict[str, Any]) -> None:
+    if record["kind"] == "approval":
+        record["comment"] = "approved by the change board"
+
+
+def another_session(record: dict[str, Any]) -> None:
+    if record["kind"] == "session":
+        record["session"] = "f" * 32
+
+
+@pytest.mark.parametrize("change", [edit_the_command, edit_the_comment, another_session])
+def test_an_approval_that_no_longer_fits_its_record_is_caught(
+    approved: Path, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """The chain is rebuilt and verifies; the approval statement still names the call line,
+    session and comment alice signed, so the rewrite shows."""
+    rechain(approved, change)
+    found = verdict(approved)
+    assert found["exit"] != 0 and "approval-mismatch" in checks(found), found
+    assert "chain-broken" not in checks(found)
+
+
+def test_an_approval_re_signed_by_another_key_is_untrusted(
+    approved: Path, keys: Keys, tmp_path: Path
+) -> None:
+    """Mallory rewrites the approval's signature with her own key over the same statement
+    and names alice in the record: without --allowed-signers it fits, with it it is caught."""
+    record = of_kind(approved, "approval")[0]
+    (tmp_path / "statement").write_text(record["statement"])
+    subprocess.run([KEYGEN, "-q", "-Y", "sign", "-n", "epistemic-approval", "-f",
+                    str(keys.mallory), str(tmp_path / "statement")], check=True)  # fmt: skip
+    forged = (tmp_path / "statement.sig").read_text()
+
+    def resign(found: dict[str, Any]) -> None:
+        if found["kind"] == "approval":
+            found["signature"] = forged
+
+    rechain(approved, resign)
+    assert "approval-untrusted" not in checks(verdict(approved))
+    strict = verdict(approved, "--allowed-signers", "allowed_signers")
+    assert "approval-untrusted" in checks(strict), strict
+
+
+def test_a_signer_renamed_in_the_record_is_untrusted(approved: Path) -> None:
+    def rename(found: dict[str, Any]) -> None:
+        if found["kind"] == "approval":
+            found["signer"] = found["by"] = "bob@example.com"
+
+    rechain(approved, rename)
+    strict = verdict(approved, "--allowed-signers", "allowed_signers")
+    assert "approval-untrusted" in checks(strict), strict
