@@ -33,7 +33,7 @@ from epistemic_agent.journal.log import (
 )
 from epistemic_agent.journal.records import merge_calls
 from epistemic_agent.journal.verify import verify_journal
-from epistemic_agent.runtime import session as session_module
+from epistemic_agent.runtime import shell_step as session_module
 from epistemic_agent.runtime.session import Session, Settings
 
 EPISTEMIC = Path(sys.executable).with_name("epistemic")
@@ -204,7 +204,7 @@ def test_writer_refuses_to_append_to_a_broken_chain(tmp_path: Path) -> None:
     edited = journal.read_bytes().replace(REASON.encode(), b"a reason rewritten afterwards", 1)
     journal.write_bytes(edited)
     with pytest.raises(JournalError, match="the hash chain breaks at line 3"):
-        Session(tmp_path)
+        Session(tmp_path).open()
     assert journal.read_bytes() == edited  # nothing was appended
     done = cli(
         "exec", "-C", str(tmp_path), "--type", "collect-info", "--reason", REASON, "--", "true"
