@@ -116,15 +116,24 @@ class Session:
     def __repr__(self) -> str:
         return f"Session({str(self.workspace)!r}, {self._state})"
 
+    def _require_open(self, what: str) -> None:
+        """What records (a call, an event, the end) needs the session open, and not closed."""
+        if self._state != OPEN:
+            raise SessionNotOpen(self._not_open(what))
+
+    def _not_open(self, what: str) -> str:
+        state = "not open: call open() first" if self._state == NEW else f"{self._state}"
+        return (
+            f"Session.{what}: the session in {self.workspace} is {state} "
+            "(or use `with Session(...) as session:`)"
+        )
+
     if not TYPE_CHECKING:  # hidden from type checkers: they see the annotations above
 
         def __getattr__(self, name: str) -> Any:
+            """What `open()` makes, read before it: SessionNotOpen, not AttributeError."""
             if name in Session.__annotations__:
-                raise SessionNotOpen(
-                    f"Session.{name.lstrip('_')}: the session in {self.workspace} is "
-                    f"{'not open' if self._state == NEW else self._state}: call open() first, "
-                    "or use `with Session(...) as session:`"
-                )
+                raise SessionNotOpen(self._not_open(name.lstrip("_")))
             raise AttributeError(f"'Session' object has no attribute {name!r}")
 
     # -- opening and closing ---------------------------------------------------------------
@@ -270,7 +279,7 @@ class Session:
             return
         self._state = CLOSED
         if self.settings.owns_session:
-            self.end()
+            self._end()
         self.report.save_checkpoint(self.journal.position)
         self.effects.save()
         if self.baseline is not None:
@@ -282,6 +291,10 @@ class Session:
         """The process that owns the session (`run`, `repl`, `mcp`) ends it with a `closed`
         record: `exec` and `tool` no longer continue it (catalog.py reads a session's status
         from it). Once; `close` does it for an owner that did not."""
+        self._require_open("end")
+        self._end()
+
+    def _end(self) -> None:
         if self._ended:
             return
         recorder = self._recorder
@@ -343,16 +356,19 @@ class Session:
         of pipeline.py. A `cancel` set from another thread withdraws its approval request,
         or stops its command. `on_declared` hears the call record as journaled (its seq
         included), before it runs."""
+        self._require_open("call")
         return self._pipeline.call(tool, args, on_output, cancel, on_declared)
 
     def reject(
         self, rejected: Rejected, policy: Decision | None = None, review: Reviewed | None = None
     ) -> CallResult:
         """Journal a refused call (it never runs) and return it as a result."""
+        self._require_open("reject")
         return self._pipeline.reject(rejected, policy, review)
 
     def event(self, kind: str, **fields: Any) -> None:
         """Journal a record that is not a tool call (a model call, the model's text, a stop)."""
+        self._require_open("event")
         recorder = self._recorder
         scrubbed, redacted = self.guard.scrub(fields)
         if kind == "stop":
