@@ -157,7 +157,7 @@ def test_head_anchor_matches_the_journal(tmp_path: Path) -> None:
 def test_declaration_is_fsynced_before_the_command_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    session = Session(tmp_path)
+    session = Session(tmp_path).open()
     journal = journal_of(tmp_path)
 
     def last() -> tuple[str, int | None]:

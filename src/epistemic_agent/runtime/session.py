@@ -158,18 +158,17 @@ class Session:
         self.policy.check_signers()
         if self.supervisor is None:
             self.supervisor = supervisor_for(self.policy, self.settings.supervisor)
-        with choosing(self.workspace):  # which session, chosen and (if new) begun at once
-            settings = self.settings
-            self.layout = for_writing(self.workspace, settings.session, settings.owns_session)
-            try:
+        try:
+            with choosing(self.workspace):  # which session, chosen and (if new) begun at once
+                settings = self.settings
+                self.layout = for_writing(self.workspace, settings.session, settings.owns_session)
                 refused = self._open_journal(self.policy, implicit)
-            except BaseException:
-                self._release_journal()
-                raise
-        if refused is not None:  # nothing more is appended to a session that may not go on
+            if refused is not None:  # nothing more is appended to a session that may not go on
+                raise PolicyError(refused)
+            self.baseline = self._trace.open_baseline()
+        except BaseException:
             self._release_journal()
-            raise PolicyError(refused)
-        self.baseline = self._trace.open_baseline()
+            raise
         self._state = OPEN
         return self
 
