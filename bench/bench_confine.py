@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, settings in (("confined", Settings()), ("unconfined", Settings(enforce=False))):
             target = root / f"session-{label}"
             target.mkdir()
-            session = Session(target, settings)
+            session = Session(target, settings).open()
             sessions.append(session)
             for act in ("collect-info", "change-state"):
                 cases[f"Session.bash, {label} ({session.confinement.mechanism}), {act}"] = (

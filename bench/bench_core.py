@@ -55,6 +55,7 @@ from epistemic_agent.journal.log import FORMAT_VERSION, Position, Record, encode
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.reports.rationale.report import rebuild
 from epistemic_agent.runtime import session as session_module
+from epistemic_agent.runtime import shell_step
 from epistemic_agent.runtime.session import Session, Settings
 
 WINDOW = 100  # calls timed at the end of each session length
@@ -342,7 +343,7 @@ class Track:
         """Up to length - WINDOW calls through `session.call`, quickly: the gate, journal
         appends and fsyncs, the fold and page turns all run, but RATIONALE.md and the head
         anchor are written once at the end instead of after every append."""
-        with mock.patch.object(self.session, "_publish", lambda: None):
+        with mock.patch.object(self.session._recorder, "publish", lambda: None):
             while self.session.journal.position.last_seq < self.length - WINDOW:
                 self.call()
         with self.session.journal.locked():
@@ -394,7 +395,7 @@ def measure_overhead(lengths: Sequence[int], root: Path, profile: bool) -> Overh
     """One session per (mix, length), filled to length - WINDOW; then the last WINDOW calls
     are timed round-robin across all sessions, with two `bash -c true` spawns per round, so
     that the machine's drift and noise hit every length and the spawn baseline alike."""
-    with mock.patch.object(session_module, "run_shell", stub_run_shell), ExitStack() as stack:
+    with mock.patch.object(shell_step, "run_shell", stub_run_shell), ExitStack() as stack:
         tracks = []
         for label, reverts in MIXES.items():
             for length in lengths:

@@ -97,7 +97,7 @@ def main() -> None:
             flag: [open_time(space, flag) for _ in range(runs)] for flag, space in spaces.items()
         }
         per_act: dict[str, dict[bool, list[float]]] = {name: {False: [], True: []} for name in ACTS}
-        sessions = {flag: Session(space, settings(flag)) for flag, space in spaces.items()}
+        sessions = {flag: Session(space, settings(flag)).open() for flag, space in spaces.items()}
         try:
             for _ in range(runs):
                 for name, command in ACTS.items():

@@ -29,7 +29,7 @@ from epistemic_agent.execute.sandbox.platform import Platform, detect
 from epistemic_agent.gate.check import RULES
 from epistemic_agent.journal.log import JournalError
 from epistemic_agent.reports.rationale import mdsafe
-from epistemic_agent.runtime import session as session_module
+from epistemic_agent.runtime import shell_step as session_module
 from epistemic_agent.runtime.session import CallResult, Session, Settings
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="enforcement is Linux-only")
@@ -211,7 +211,7 @@ def test_observation_may_write_under_slash_tmp(ws: Path, monkeypatch: pytest.Mon
     """With no $TMPDIR the system temp directory is /tmp: a write there is not refused."""
     monkeypatch.delenv("TMPDIR")
     target = Path(f"/tmp/epistemic-test-{uuid.uuid4().hex}")
-    session = Session(ws)
+    session = Session(ws).open()
     try:
         result = session.bash(f"echo x > {target}", "test-hypothesis", HYPOTHESIS)
         assert session.gate.temp == "/tmp"
@@ -774,7 +774,7 @@ def test_regression_flag_listed_twice_after_resuming_from_a_page_checkpoint(ws: 
     script = """
 import os, sys
 from epistemic_agent.runtime.session import Session
-session = Session(sys.argv[1])
+session = Session(sys.argv[1]).open()
 for _ in range(100):  # one full page of cheap calls (rejected: reason too short)
     assert session.bash("true", "collect-info", "short").status == "rejected"
 result = session.bash("true", "change-state", sys.argv[2])  # call 101 turns the page
@@ -892,10 +892,10 @@ def test_a_writer_refuses_a_journal_cut_below_its_anchor(ws: Path) -> None:
     lines = journal.read_bytes().splitlines(keepends=True)
     journal.write_bytes(b"".join(lines[:-2]))
     with pytest.raises(JournalError, match="truncated"):
-        Session(ws)
+        Session(ws).open()
     journal.write_bytes(b"".join(lines[:-1]) + lines[-1][:40] + b"\n")
     with pytest.raises(JournalError, match="now unreadable"):
-        Session(ws)
+        Session(ws).open()
 
 
 def test_observation_noise_is_configurable_but_the_record_is_always_ignored(ws: Path) -> None:

@@ -217,7 +217,7 @@ def test_new_starts_a_session_and_the_agent_goes_on_in_it(ws: Path, tmp_path: Pa
     from epistemic_agent.runtime.session import Session, Settings
 
     played = script(tmp_path, answers(2))
-    session = Session(ws, Settings(owns_session=True), {"model": "replay", "mode": "repl"})
+    session = Session(ws, Settings(owns_session=True), {"model": "replay", "mode": "repl"}).open()
     out = io.StringIO()
     events = LiveEvents(out)
     agent = Agent(session, ReplayProvider(played), events=events)
@@ -235,7 +235,7 @@ def test_new_starts_a_session_and_the_agent_goes_on_in_it(ws: Path, tmp_path: Pa
         assert not shell.handle("/exit")
     finally:
         shell.session.close()
-    assert session._closed and session._ended
+    assert session.closed and session._ended
     listed = sessions(ws)
     assert [row["id"] for row in listed] == [session.session_id, shell.session.session_id]
     assert [row["calls"] for row in listed] == [1, 1]

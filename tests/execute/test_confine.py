@@ -653,7 +653,7 @@ def test_a_policy_can_require_confinement(make_box: object) -> None:
     box = make_box("landlock")  # type: ignore[operator]
     (box.ws / "epistemic.toml").write_text(POLICY + "[sandbox]\nrequire_confinement = true\n")
     with pytest.raises(PolicyError, match="record-protected") as caught:
-        box.session()
+        box.session().open()
     assert "epistemic doctor" in str(caught.value)
     assert not box.record.exists()  # refused before anything was written
     (box.ws / "epistemic.toml").write_text(
@@ -832,7 +832,7 @@ def test_concurrent_calls_are_not_blamed_for_each_others_writes(
     import time
 
     box = make_box(mechanism)  # type: ignore[operator]
-    box.session().close()  # the session exists: both below continue it
+    box.session().open().close()  # the session exists: both below continue it
     results: dict[str, object] = {}
 
     def other() -> None:
@@ -902,7 +902,7 @@ def test_exec_and_doctor_say_what_does_not_hold(
 ) -> None:
     from epistemic_agent.cli import app as cli
     from epistemic_agent.execute.sandbox import platform as confine_platform
-    from epistemic_agent.runtime import session as session_module
+    from epistemic_agent.runtime import opening as session_module
 
     box = make_box("landlock")  # type: ignore[operator]
     weak = box.platform
@@ -930,7 +930,7 @@ def test_what_a_killed_session_captured_is_kept_scrubbed_and_its_leftovers_remov
         f"""
         import sys
         from epistemic_agent.runtime.session import Session
-        session = Session(sys.argv[1])
+        session = Session(sys.argv[1]).open()
         session.bash("echo '{secret}'; sleep 60", "change-state", "make the change here now")
         """
     )

@@ -434,7 +434,7 @@ def test_a_symlink_swapped_in_after_the_check_leads_nowhere(
 ) -> None:  # fmt: skip
     """The race a precheck by name cannot close: the folder is real when checked and a
     symlink (out of the workspace, or into its record) when the tool opens it."""
-    import epistemic_agent.runtime.session as session_module
+    import epistemic_agent.runtime.pipeline as session_module
 
     where = tmp_path / "elsewhere" if target == "outside" else ws / ".epistemic"
     where.mkdir(exist_ok=True)

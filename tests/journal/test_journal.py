@@ -30,7 +30,7 @@ from epistemic_agent.journal.reading import read_records
 from epistemic_agent.journal.records import merge_calls
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.journal.writer import JournalWriter
-from epistemic_agent.runtime import session as session_module
+from epistemic_agent.runtime import shell_step as session_module
 from epistemic_agent.runtime.session import Session, Settings
 
 REASON = "learn what the workspace contains before changing it"
@@ -145,7 +145,7 @@ def test_head_anchor_matches_the_journal(tmp_path: Path) -> None:
 def test_declaration_is_fsynced_before_the_command_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    session = Session(tmp_path)
+    session = Session(tmp_path).open()
     journal = journal_of(tmp_path)
 
     def last() -> tuple[str, int | None]:
@@ -192,7 +192,7 @@ def test_writer_refuses_to_append_to_a_broken_chain(tmp_path: Path) -> None:
     edited = journal.read_bytes().replace(REASON.encode(), b"a reason rewritten afterwards", 1)
     journal.write_bytes(edited)
     with pytest.raises(JournalError, match="the hash chain breaks at line 3"):
-        Session(tmp_path)
+        Session(tmp_path).open()
     assert journal.read_bytes() == edited  # nothing was appended
     done = epistemic_strict(
         "exec", "-C", str(tmp_path), "--type", "collect-info", "--reason", REASON, "--", "true"

@@ -188,7 +188,7 @@ def test_small_session_rebuilds_identically(small: Path) -> None:
 
 
 def test_empty_session_report(ws: Path) -> None:
-    Session(ws).close()
+    Session(ws).open().close()
     text = rationale(ws)
     assert "_0 tool call(s), of which 0 shell act(s) with a declared intent._" in text
     assert "| act type |" not in text
@@ -358,7 +358,7 @@ def test_paged_session_rebuilds_identically(paged_copy: Path) -> None:
 def test_late_outcome_rewrites_a_finished_page(ws: Path) -> None:
     """Call 100 finishes after another writer has started page 2 with call 101."""
     (ws / "f.txt").write_text("x\n")
-    slow, other = Session(ws), Session(ws)
+    slow, other = Session(ws).open(), Session(ws).open()
     try:
         for _ in range(99):
             slow.read_file("f.txt", REASON)
@@ -386,7 +386,7 @@ def test_late_outcome_rewrites_a_finished_page(ws: Path) -> None:
 
 def test_readers_never_see_a_half_written_report(ws: Path) -> None:
     (ws / "f.txt").write_text("x\n")
-    session = Session(ws)
+    session = Session(ws).open()
     done = threading.Event()
     reads: list[int] = []
     torn: list[str] = []

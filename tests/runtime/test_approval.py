@@ -574,7 +574,7 @@ def test_a_session_whose_policy_file_vanished_does_not_go_on_without_one(ws: Pat
         pass
     (ws / "epistemic.toml").unlink()  # by whatever means
     with pytest.raises(PolicyError, match="the policy this session was under is gone"):
-        Session(ws)
+        Session(ws).open()
     with Session(ws, policy=preset("approve-none")) as session:  # named: a human's choice
         assert session.bash("ls", "collect-info", LOOK).status == "ran"
     assert of_kind(ws, "policy")[-1]["source"] == "preset:approve-none"

@@ -217,7 +217,7 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     facts = {"model": spec, **header}
     session = Session(
         directory, settings, facts, policy, policy_implicit=named is None, supervisor=supervisor
-    )
+    ).open()
     warn_confinement(session)
     if not session.created:
         session.event("run", model=spec, **header)

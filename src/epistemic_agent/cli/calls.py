@@ -97,7 +97,7 @@ def _open_session(args: argparse.Namespace) -> Any:
     header = {"ticket": ticket} if ticket is not None else {}
 
     try:
-        session = Session(directory, settings, header, policy=chosen_policy(args))
+        session = Session(directory, settings, header, policy=chosen_policy(args)).open()
     except ProviderError as error:  # the supervisor could not start: before anything ran
         from ..runtime.options import supervisor_error
 

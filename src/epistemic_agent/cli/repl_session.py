@@ -37,7 +37,7 @@ def fresh(session: Session, agent: Agent) -> tuple[Session, Agent]:
         session.approver,
         policy_implicit=session.policy_implicit,
         supervisor=session.supervisor,
-    )
+    ).open()
     session.end()
     session.close()
     provider = agent.provider

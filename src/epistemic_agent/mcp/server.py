@@ -119,7 +119,7 @@ class Gatekeeper:
                 self.policy,
                 policy_implicit=self.implicit,
                 supervisor=self.supervisor,
-            )
+            ).open()
             if not self.session.created:
                 ticket = {"ticket": self.ticket} if self.ticket is not None else {}
                 self.session.event("run", mode="mcp", mcp_client=client, **ticket)

@@ -1,6 +1,6 @@
 """The supervisor's part of a session: asking it about a call the gate accepted, before any
 approval and before the call runs; the `review` record; what a block, a flag or a failure does
-to the call. A mixin of `Session`, like session_policy.py."""
+to the call. A collaborator of `Session`, like policy_step.py."""
 
 from __future__ import annotations
 
@@ -17,9 +17,8 @@ if TYPE_CHECKING:
     from ..effects.classify import Effect
     from ..gate.check import Call
     from ..journal.log import Record
-    from ..journal.writer import JournalWriter
-    from ..reports.rationale.report import Report
     from .guard import Guard
+    from .recorder import Recorder
     from .supervisor import Review, Supervisor
 
 CAPPED = 4000  # characters of an edit's text the supervisor sees
@@ -47,54 +46,24 @@ class Reviewed:
         }
 
 
-class ReviewAlerts:
-    """The `supervisor-flag` alert: a flag, a block, or a failed review."""
+class ReviewStep:
+    """Review, and say what the verdict does to the call; given the supervisor, the guard
+    that scrubs what it reads and records, and the report it reads the session from."""
 
-    if TYPE_CHECKING:
+    def __init__(self, supervisor: Supervisor | None, guard: Guard, recorder: Recorder) -> None:
+        self.supervisor = supervisor
+        self.guard = guard
+        self.recorder = recorder
 
-        def _alert(self, event: str, seq: int, call: Record, **fields: Any) -> None: ...
-
-    def _review_alert(self, seq: int, call: Any, reviewed: Reviewed) -> None:
-        if not reviewed.flagged:
-            return
-        args = call.args if isinstance(getattr(call, "args", None), dict) else {}
-        describe = getattr(call, "describe", None)
-        shown = {
-            "tool": call.tool,
-            "act": call.act,
-            "reason": args.get("reason"),
-            "command": describe() if describe is not None else args.get("command"),
-        }
-        verdict = reviewed.record.get("verdict") or "failed"
-        self._alert(
-            "supervisor-flag",
-            seq,
-            shown,
-            verdict=verdict,
-            note=reviewed.note,
-            failure=reviewed.record.get("failure"),
-            message=f"supervisor: {verdict}: {reviewed.note}",
-        )
-
-
-class ReviewCalls(ReviewAlerts):
-    """Review, record and act on the verdict; `Session` supplies the journal and report."""
-
-    if TYPE_CHECKING:
-        guard: Guard
-        journal: JournalWriter
-        report: Report
-        supervisor: Supervisor | None
-
-    def _review(self, call: Call, effect: Effect | None) -> Reviewed | None:
+    def review(self, call: Call, effect: Effect | None) -> Reviewed | None:
         """Ask the supervisor about an accepted call, if it reviews this act; None if not."""
         supervisor = self.supervisor
         if supervisor is None or not supervisor.reviews(call.act):
             return None
-        ledger = self.report.totals.beliefs
+        ledger = self.recorder.report.totals.beliefs
         spent = ledger.spend["input_tokens"] + ledger.spend["completion_tokens"]
-        seq = self.journal.position.last_seq + 1
-        review = supervisor.review(self._review_request(seq, call, effect), spent)
+        seq = self.recorder.next_seq
+        review = supervisor.review(self._request(seq, call, effect), spent)
         record = review_record(supervisor, call, review)
         record, _ = self.guard.scrub(record)
         note = str(record.get("note") or record.get("error") or "")
@@ -105,9 +74,10 @@ class ReviewCalls(ReviewAlerts):
             action = {"allow": "run", "deny": "block", "ask": "ask"}[on_error]
         return Reviewed(record, action, note)
 
-    def _review_request(self, seq: int, call: Call, effect: Effect | None) -> dict[str, Any]:
+    def _request(self, seq: int, call: Call, effect: Effect | None) -> dict[str, Any]:
         """What the supervisor reads: the task, the call, and a digest of the session."""
-        totals, ledger = self.report.totals, self.report.totals.beliefs
+        report = self.recorder.report
+        totals, ledger = report.totals, report.totals.beliefs
         shown: dict[str, Any] = {
             "seq": seq,
             "tool": call.tool,
@@ -132,7 +102,7 @@ class ReviewCalls(ReviewAlerts):
                 "calls_so_far": seq - 1,
                 "acts": dict(totals.counts),
                 "beliefs": ledger.digest(),
-                "files_changed": sorted(self.report.history.touched)[:100],
+                "files_changed": sorted(report.history.touched)[:100],
                 "reverts": reverts,
                 "your_earlier_notes": ledger.notes[-5:],
             },
@@ -140,9 +110,9 @@ class ReviewCalls(ReviewAlerts):
         redacted, _ = self.guard.scrub(request)
         return dict(redacted)
 
-    def _belief_given(self, call: Call) -> dict[str, Any] | None:
+    def belief_given(self, call: Call) -> dict[str, Any] | None:
         """The agent's verdict on the belief it tested just before, from its reason's opening."""
-        awaiting = self.report.totals.beliefs.awaiting
+        awaiting = self.recorder.report.totals.beliefs.awaiting
         if awaiting is None:
             return None
         verdict = agent_verdict(call.reason or "")

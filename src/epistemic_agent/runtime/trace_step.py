@@ -1,7 +1,6 @@
 """A session's part in traceability: the baseline of the workspace, per-call versions of
 what each call changed (baseline.py, versions.py), and what a shell act's environment says
-of the session and its git hook (session_git.py). A mixin of `Session`, kept apart so each
-concern has its own file."""
+of the session and its git hook (git_step.py). A collaborator of `Session`."""
 
 from __future__ import annotations
 
@@ -15,37 +14,40 @@ from ..journal.versions import record_versions
 from .git_step import changes_file, commits_made, head_commit
 
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
     from ..core.layout import Layout
     from ..execute.sandbox.confinement import Confinement
     from ..gate.check import Call
     from ..journal.evidence import EvidenceStore
-    from ..journal.writer import JournalWriter
-    from .guard import Guard
+    from .recorder import Recorder
     from .results import Settings
+    from .scratch import Scratch
 
 
-class TraceCalls:
-    """Versions and commits; `Session` supplies the workspace, evidence, journal and guard."""
+class TraceStep:
+    """Versions and commits, given what they read and where they keep what they find."""
 
-    if TYPE_CHECKING:
-        baseline: Baseline | None
-        confinement: Confinement
-        evidence: EvidenceStore
-        guard: Guard
-        journal: JournalWriter
-        layout: Layout
-        settings: Settings
-        workspace: Path
+    def __init__(
+        self,
+        settings: Settings,
+        layout: Layout,
+        confinement: Confinement,
+        recorder: Recorder,
+        evidence: EvidenceStore,
+        scratch: Scratch,
+    ) -> None:
+        self.settings = settings
+        self.layout = layout
+        self.workspace = layout.workspace
+        self.confinement = confinement
+        self.recorder = recorder
+        self.guard = recorder.guard
+        self.evidence = evidence
+        self.scratch = scratch
+        self.baseline: Baseline | None = None
 
-        @property
-        def session_id(self) -> str: ...
-        def _command_env(self) -> dict[str, str]: ...
-        def scratch_dir(self) -> Path: ...
-
-    def _baseline(self) -> Baseline | None:
+    def open_baseline(self) -> Baseline | None:
         """The before-content of the workspace's small text files (baseline.py), brought up
         to date as this process opens the session; None without observation."""
         if not (self.settings.baseline and self.settings.observe):
@@ -55,6 +57,7 @@ class TraceCalls:
         baseline = Baseline(self.workspace, folder, ignored, redact=self.guard.redactor.data)
         baseline.forbidden = self._hidden_files()
         baseline.refresh()
+        self.baseline = baseline
         return baseline
 
     def _hidden_files(self) -> frozenset[tuple[int, int]]:
@@ -76,7 +79,7 @@ class TraceCalls:
                     found.add((info.st_dev, info.st_ino))
         return frozenset(found)
 
-    def _before(self, call: Call) -> dict[str, bytes | None] | None:
+    def before(self, call: Call) -> dict[str, bytes | None] | None:
         """What a file tool's path holds before it writes (None for a read, or no baseline)."""
         if self.baseline is None or call.tool == "read_file" or call.path is None:
             return None
@@ -85,7 +88,7 @@ class TraceCalls:
             return {}  # not kept: the baseline's copy (or its reason) stands
         return {call.path: data}
 
-    def _versions(
+    def versions(
         self,
         paths: list[str],
         before: dict[str, bytes | None] | None = None,
@@ -100,22 +103,24 @@ class TraceCalls:
         refs, fields = found.extra(self.evidence, with_diff)
         return refs, fields, found.redacted
 
-    def _call_env(self, seq: int, hooked: bool) -> dict[str, str]:
+    def call_env(self, seq: int, hooked: bool) -> dict[str, str]:
         """The environment of one shell act: the session's, plus which session and call it
         is (a commit's trailers name them), and for the git hook what it cannot read."""
-        env = {**self._command_env(), "EPISTEMIC_SESSION": self.session_id}
+        env = {**self.scratch.env(), "EPISTEMIC_SESSION": self.recorder.session_id}
         env["EPISTEMIC_CALL"] = str(seq)
         if hooked:
-            head = self.journal.position.head
-            env.update(changes_file(self.workspace, self.layout.journal, head, self.scratch_dir()))
+            head = self.recorder.journal.position.head
+            env.update(
+                changes_file(self.workspace, self.layout.journal, head, self.scratch.folder())
+            )
         return env
 
-    def _commits(self, before: str | None) -> list[dict[str, Any]]:
-        """The commits the act made (git runs confined, as for `_git_head`)."""
+    def commits(self, before: str | None) -> list[dict[str, Any]]:
+        """The commits the act made (git runs confined, as for the header's `git_head`)."""
         after = head_commit(self.workspace)
         if after is None or after == before:
             return []
-        work = partial(commits_made, self.workspace, before, after, self.session_id)
+        work = partial(commits_made, self.workspace, before, after, self.recorder.session_id)
         try:
             found: list[dict[str, Any]] = self.confinement.run("collect-info", work)
         except ConfinementError:

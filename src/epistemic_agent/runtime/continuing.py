@@ -1,0 +1,126 @@
+"""What a process that continues a session does first, under the journal's lock: refuse a
+policy it merely found when it is not the one the session was under, keep the warning of a
+broken chain, close the calls a killed process left without an outcome, and say in the
+journal when the policy or the confinement changed."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ..core.clock import now
+from ..core.layout import RECORD_DIR, REPORT_NAMES
+from ..journal.notice import check_journal, notice
+from ..journal.reading import read_numbered
+from ..journal.verify import INTACT, TORN
+from .recovery import Orphan, Recovery
+
+if TYPE_CHECKING:
+    from ..execute.sandbox.confinement import Confinement
+    from ..journal.evidence import EvidenceStore
+    from .guard import Guard
+    from .recorder import Recorder
+    from .results import Settings
+
+
+def policy_refused(recorder: Recorder) -> str | None:
+    """Why a session continued under a policy it merely found may not go on: the policy
+    it was under is gone, or another one is in its place (a file that appeared, or
+    changed, or allowed signers that changed). A policy is changed by a human, who names
+    it; an agent's act could have written the one found here."""
+    last = recorder.report.totals.session.get("policy")
+    if not isinstance(last, dict):
+        return None
+    source = last.get("source")
+    from_file = isinstance(source, str) and not source.startswith("preset:")
+    if from_file and not os.path.exists(str(source)):
+        return (
+            f"{source}: the policy this session was under is gone. Restore it, or name "
+            "the policy to use now (--policy FILE, --approve mutating|none, --read-only)."
+        )
+    now_in_force = recorder.guard.header()
+    if {k: last.get(k) for k in now_in_force} == now_in_force:
+        return None
+    return (
+        f"the policy found in the workspace ({now_in_force['source']}, sha256 "
+        f"{str(now_in_force['sha256'])[:12]}) is not the one this session was under "
+        f"({source}, sha256 {str(last.get('sha256'))[:12]}): it appeared or changed since. "
+        "A policy is changed by a human: to go on under it, name it (--policy FILE); or "
+        "restore the one the session was under."
+    )
+
+
+def keep_chain_notice(recorder: Recorder) -> None:
+    """A session that goes on in a journal whose chain does not verify (a line edited by
+    hand) says so first in every report it writes from now on, as `epistemic report`
+    does: what it appends does not make the earlier record trustworthy again.
+
+    This reads the whole journal (a hash per line) on every open: a line edited by hand
+    before the last verified point shows only by hashing it again, and nothing kept beside
+    the journal (a digest, a time stamp) is out of reach of whoever could edit the journal."""
+    journal = recorder.layout.journal
+    result = check_journal(journal)
+    if result.status not in (INTACT, TORN):  # a torn tail is a crash, closed on open
+        numbered, _ = read_numbered(journal)
+        recorder.report.warning = notice(result, numbered)
+
+
+def recover(recorder: Recorder, evidence: EvidenceStore, settings: Settings) -> None:
+    """Close the calls a killed session left without an outcome (recovery.py). The caller
+    holds the journal's lock."""
+    layout, guard, history = recorder.layout, recorder.guard, recorder.report.history
+    orphans = [
+        Orphan(
+            seq,
+            history.pending.get(seq, ""),
+            d.get("pid"),
+            d.get("t", ""),
+            bool(d.get("asked")),
+            bool(d.get("answered")),
+        )
+        for seq, d in history.declared.items()
+    ]
+    ignored = frozenset((*settings.ignore, RECORD_DIR, *REPORT_NAMES))
+    recovery = Recovery(layout.workspace, layout.scratch, evidence, guard, ignored)
+    recovered = recovery.outcomes(orphans) if orphans else []
+    for record in recovered:
+        scrubbed, redacted = guard.scrub(record)
+        if redacted:
+            scrubbed["redacted"] = redacted
+        recorder.journal.append(scrubbed, durable=True)
+    if layout.scratch.is_dir():
+        recovery.sweep(live=set())
+    if recovered:
+        recorder.publish()
+
+
+def note_changes(recorder: Recorder, guard: Guard, confinement: Confinement) -> None:
+    """A later process under another policy or another confinement says so in the journal
+    (the caller holds its lock)."""
+    session = recorder.report.totals.session
+    if session.get("policy") != guard.header():
+        recorder.journal.append({"kind": "policy", "t": now(), **guard.header()}, durable=True)
+        recorder.publish()
+    header = confinement.header()
+    if _confinement_key(session.get("confinement")) != _confinement_key(header):
+        recorder.journal.append({"kind": "confinement", "t": now(), **header}, durable=True)
+        recorder.publish()
+
+
+def note_relinked(recorder: Recorder, relinked: list[str]) -> None:
+    """Files of the record that had another hard link were moved to their own first (the
+    caller holds the journal's lock)."""
+    message = (
+        f"{', '.join(relinked)} had another hard link (a name elsewhere that could "
+        "write the record); each was moved to a file of its own first"
+    )
+    record = {"kind": "relinked", "t": now(), "files": relinked, "message": message}
+    recorder.journal.append(record, durable=True)
+
+
+def _confinement_key(header: object) -> object:
+    """What makes two confinements the same for the record: mechanism and what is not held."""
+    if not isinstance(header, dict):
+        return None
+    grants, readable = header.get("grants"), header.get("readable")
+    return header.get("mechanism"), header.get("not_held"), grants, readable

@@ -1,0 +1,258 @@
+"""One call through a session, as a sequence of named steps:
+
+    check → decide → record_call → approve → run (and observe) → record_outcome → publish
+
+`check` is the gate (pure) with its prechecks; `decide` the policy, then the supervisor;
+`record_call` journals the call durably before anything runs; `approve` asks a human when the
+policy says so; `run` runs the shell or file step, which observes what it did; `record_outcome`
+journals that; `publish` fires the alerts on it and hands back the result. A step that ends the
+call early (the gate or the policy refuses it, a human denies it, the caller cancels it)
+records why and raises `Settled` with the result."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from ..checks import consistency
+from ..core.clock import now
+from ..execute.files import precheck
+from ..gate.check import Call, Rejected, check
+from ..journal.records import call_record, rejected_record
+from .outcomes import Declared
+from .policy_step import decision_json
+from .results import CallResult
+from .review_step import block_message, flagged_decision
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from ..core.cancel import Cancel
+    from ..effects.cache import EffectCache
+    from ..effects.classify import Effect
+    from ..execute.shell import Execution
+    from ..gate.check import GateConfig
+    from ..journal.log import Record
+    from ..policy.rules import Decision
+    from .alerting import Alerting
+    from .file_step import FileStep
+    from .outcomes import Observed
+    from .policy_step import PolicyStep
+    from .recorder import Recorder
+    from .review_step import Reviewed, ReviewStep
+    from .shell_step import ShellStep
+
+    OutputSink = Callable[[Execution], None]
+    DeclaredSink = Callable[[Record], None]
+
+
+class Settled(Exception):
+    """A step ended the call early; `result` is what it came to (already recorded)."""
+
+    def __init__(self, result: CallResult) -> None:
+        super().__init__(result.status)
+        self.result = result
+
+
+class Pipeline:
+    """The steps of one call, given the collaborators each step needs."""
+
+    def __init__(
+        self,
+        gate: GateConfig,
+        effects: EffectCache,
+        recorder: Recorder,
+        policy: PolicyStep,
+        review: ReviewStep,
+        alerting: Alerting,
+        steps: tuple[ShellStep, FileStep],
+        ticket: str | None,
+    ) -> None:
+        self.gate, self.effects, self.recorder = gate, effects, recorder
+        self.policy, self.review, self.alerting = policy, review, alerting
+        self.shell, self.files = steps
+        self.ticket = ticket
+
+    def call(
+        self,
+        tool: object,
+        args: object,
+        on_output: OutputSink | None,
+        cancel: Cancel | None,
+        on_declared: DeclaredSink | None,
+    ) -> CallResult:
+        try:
+            call, effect = self.check(tool, args)
+            decision, reviewed = self.decide(call, effect)
+            declared = self.record_call(call, effect, decision, reviewed)
+            with self.interrupted(declared):
+                if on_declared is not None:
+                    on_declared(dict(declared.record))
+                self.approve(declared, cancel)
+                observed = self.run(declared, on_output, cancel)
+                self.record_outcome(observed)
+                return self.publish(declared, observed)
+        except Settled as settled:
+            return settled.result
+
+    def check(self, tool: object, args: object) -> tuple[Call, Effect | None]:
+        """The gate's verdict; for a file tool its path checked, for a command its effect
+        classified and the consistency prechecks run."""
+        verdict = check(tool, args, self.gate)
+        effect = None
+        if isinstance(verdict, Call) and verdict.path is not None:
+            verdict = precheck(verdict, self._workspace) or verdict
+        elif isinstance(verdict, Call) and verdict.command is not None:
+            effect = self.effects.classify(verdict.command)
+            report = self.recorder.report
+            started = float(report.totals.session.get("started_epoch", 0.0))
+            verdict = consistency.precheck(verdict, effect, report.history, started) or verdict
+        if isinstance(verdict, Rejected):
+            raise Settled(self.reject(verdict))
+        return verdict, effect
+
+    def decide(self, call: Call, effect: Effect | None) -> tuple[Decision, Reviewed | None]:
+        """The policy's decision, then the supervisor's review (which may block the call, or
+        leave it to a human)."""
+        decision = self.policy.decide(call, effect)
+        if decision.decision == "deny":
+            raise Settled(self.reject(self.policy.denial(call, decision), decision))
+        reviewed = self.review.review(call, effect)
+        if reviewed is None:
+            return decision, None
+        if reviewed.action == "block":
+            message = block_message(reviewed)
+            blocked = Rejected("supervisor", message, call.tool, call.act, call.args)
+            raise Settled(self.reject(blocked, review=reviewed))
+        return flagged_decision(decision, reviewed), reviewed
+
+    def record_call(
+        self, call: Call, effect: Effect | None, decision: Decision, reviewed: Reviewed | None
+    ) -> Declared:
+        """Journal the call durably, and show it in the report at once (as running, or
+        waiting for approval), before anything runs."""
+        record = call_record(0, call, self.files.store_inputs(call))
+        if self.ticket is not None:
+            record["ticket"] = self.ticket
+        if effect is not None:
+            record["effect"] = effect.to_json()
+        if not self.recorder.guard.trivial or decision.decision == "ask":
+            record["policy"] = decision_json(decision)
+        belief = self.review.belief_given(call)
+        if belief is not None:
+            record["belief"] = belief
+        record, redacted = self.recorder.guard.scrub(record)
+        if redacted:
+            record["redacted"] = redacted
+        journal = self.recorder.journal
+        with journal.locked():
+            seq = record["seq"] = journal.position.last_seq + 1
+            if reviewed is not None:  # the second opinion, durable before the call it is on
+                journal.append({**reviewed.record, "seq": seq}, durable=True)
+            journal.append(record, durable=True)
+            head = journal.position.head  # what a signed approval binds
+            self.recorder.publish()
+            running = frozenset(self.recorder.report.history.pending) - {seq}
+        if reviewed is not None:
+            self.alerting.reviewed(seq, call, reviewed)
+        return Declared(seq, call, effect, decision, head, running, record, reviewed)
+
+    def approve(self, declared: Declared, cancel: Cancel | None) -> None:
+        """Ask a human when the policy says so; a denial or a cancellation settles the call."""
+        seq, call, decision = declared.seq, declared.call, declared.decision
+        if decision.decision == "ask":
+            answer = self.policy.ask(seq, call, declared.effect, decision, cancel, declared.head)
+            if answer.decision == "cancelled":
+                result = self.policy.cancelled(seq, call, answer.comment, answer.by)
+                raise Settled(_with_review(declared, result))
+            if not answer.approved:
+                raise Settled(
+                    _with_review(declared, self.policy.denied(seq, call, decision, answer))
+                )
+        if cancel is not None and cancel.is_set():
+            result = self.policy.cancelled(seq, call, cancel.describe(), cancel.by)
+            raise Settled(_with_review(declared, result))
+
+    def run(
+        self, declared: Declared, on_output: OutputSink | None, cancel: Cancel | None
+    ) -> Observed:
+        """Run the call's step (shell or file tool), which observes what it did."""
+        if declared.call.tool == "bash":
+            return self.shell.run(declared, on_output, cancel)
+        return self.files.run(declared)
+
+    def record_outcome(self, observed: Observed) -> None:
+        self.recorder.record(observed.record)
+
+    def publish(self, declared: Declared, observed: Observed) -> CallResult:
+        """The alerts on what the call came to; then its result (or the caller's output sink's
+        error, now that the record is complete)."""
+        if observed.ran:
+            call = declared.call
+            self.alerting.after(declared.seq, call, observed.flags, observed.result.outcome)
+        if observed.sink_error is not None:
+            raise observed.sink_error
+        return _with_review(declared, observed.result)
+
+    @contextmanager
+    def interrupted(self, declared: Declared) -> Iterator[None]:
+        """A declared call that an exception stops before its outcome is recorded gets one:
+        interrupted (the exception goes on)."""
+        try:
+            yield
+        except Settled:
+            raise
+        except BaseException:
+            if self.recorder.last_outcome != declared.seq:
+                self.recorder.record(
+                    {
+                        "kind": "outcome",
+                        "seq": declared.seq,
+                        "t": now(),
+                        "ok": False,
+                        "outcome": "interrupted before the call finished",
+                        "interrupted": True,
+                    }
+                )
+            raise
+
+    def reject(
+        self, rejected: Rejected, policy: Decision | None = None, review: Reviewed | None = None
+    ) -> CallResult:
+        """Journal a refused call (it never runs) and return it as a result."""
+        record = rejected_record(0, rejected)
+        if policy is not None:
+            record["policy"] = decision_json(policy)
+        record, redacted = self.recorder.guard.scrub(record)
+        if redacted:
+            record["redacted"] = redacted
+        journal = self.recorder.journal
+        with journal.locked():
+            seq = record["seq"] = journal.position.last_seq + 1
+            if review is not None:
+                journal.append({**review.record, "seq": seq}, durable=True)
+            journal.append(record, durable=False)
+            self.recorder.publish()
+        if review is not None:
+            self.alerting.reviewed(seq, rejected, review)
+        event = "denial" if policy is not None else "rejection"
+        rule = (policy.rule or "default") if policy is not None else record["rule"]
+        self.alerting.fire(event, seq, record, rule=rule, message=record["message"])
+        result = CallResult(
+            "rejected", seq, rejected.tool, rejected.act, record["rule"], record["message"]
+        )
+        if review is not None:
+            result.review = review.summary()
+        return result
+
+    @property
+    def _workspace(self) -> Path:
+        return self.recorder.layout.workspace
+
+
+def _with_review(declared: Declared, result: CallResult) -> CallResult:
+    if declared.reviewed is not None:
+        result.review = declared.reviewed.summary()
+    return result

@@ -1,0 +1,68 @@
+"""Where a session's records go: appended to its journal under the journal's lock, and the
+report re-rendered after each, so RATIONALE.md and the head anchor always show the journal
+as it stands."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..core.layout import Layout
+    from ..journal.log import Record
+    from ..journal.writer import JournalWriter
+    from ..reports.rationale.report import Report
+    from .guard import Guard
+
+
+class Recorder:
+    """The journal, the report folded from it and the guard that scrubs what is recorded."""
+
+    def __init__(self, journal: JournalWriter, report: Report, layout: Layout, guard: Guard):
+        self.journal = journal
+        self.report = report
+        self.layout = layout
+        self.guard = guard
+        self.last_outcome: object = None  # the seq of the last outcome recorded
+
+    @property
+    def session_id(self) -> str:
+        return str(self.report.totals.session.get("session", ""))
+
+    @property
+    def next_seq(self) -> int:
+        """The seq the next call would get (read without the lock: a forecast)."""
+        return self.journal.position.last_seq + 1
+
+    def record(self, record: Record) -> None:
+        """Append one record (an outcome is scrubbed once more: observed paths, flag
+        messages), not durably, and publish."""
+        if record.get("kind") == "outcome":
+            self.last_outcome = record.get("seq")
+            record, redacted = self.guard.scrub(record)
+            if redacted:
+                record["redacted"] = int(record.get("redacted", 0)) + redacted
+        with self.journal.locked():
+            self.journal.append(record, durable=False)
+            self.publish()
+
+    def append(self, record: Record) -> None:
+        """Append one record durably (it must outlive a crash: an approval, an end), and
+        publish. The caller scrubbed it."""
+        with self.journal.locked():
+            self.journal.append(record, durable=True)
+            self.publish()
+
+    def publish_in_flight(self) -> None:
+        """A command that takes a while shows in RATIONALE.md as running (outcome unknown)."""
+        with self.journal.locked():
+            self.publish()
+
+    def publish(self) -> None:
+        """Re-render the report and move the head anchor (caller holds the journal lock).
+        The report's spares stay in place: acts see all three read-only (confine.py), so the
+        swap that replaces the report never leaves a writable one in their view."""
+        self.report.write(self.journal.position)
+        self.journal.write_anchor()
+        for spare in self.layout.spares:
+            if not spare.exists():
+                spare.touch()

@@ -1,0 +1,252 @@
+"""The shell step of a call: watch the workspace (and the folders outside it the act may
+write), run the command confined, then observe what it did: output, changes, versions,
+commits, and the flags the consistency checks raise. Its outcome is recorded by the caller."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..checks import consistency
+from ..core.layout import RECORD_DIR, REPORT_NAMES
+from ..execute.observe.registry import best_observer, outside_observer
+from ..execute.sandbox.confinement import ConfinementError
+from ..execute.shell import Execution, bounded_text, run_shell
+from ..journal.records import outcome_record
+from .git_step import commit_flag, head_commit, is_installed
+from .outcomes import SEALED, Observed, capped, not_confined, summarise
+from .results import CallResult
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from ..core.cancel import Cancel
+    from ..execute.observe.base import Observer
+    from ..execute.sandbox.confinement import Confinement, Launch
+    from ..journal.evidence import EvidenceStore
+    from .outcomes import Declared
+    from .recorder import Recorder
+    from .results import Settings
+    from .scratch import Scratch
+    from .trace_step import TraceStep
+
+    OutputSink = Callable[[Execution], None]
+
+TAMPERED = {
+    "flag": "record-tampered",
+    "message": "the command deleted or replaced .epistemic/journal.jsonl; it was restored from "
+    "the open file, whole, before this outcome was recorded",
+}
+
+
+class Watch:
+    """The observers of one command, and the branch head before it (when its commits count)."""
+
+    def __init__(self, inside: Observer | None, outside: dict[str, Observer], branch: str | None):
+        self.inside, self.outside, self.branch = inside, outside, branch
+        self.hooked = False
+
+    def start(self) -> None:
+        for watcher in (self.inside, *self.outside.values()):
+            if watcher is not None:
+                watcher.start()
+
+    def stop(self) -> None:
+        for watcher in (self.inside, *self.outside.values()):
+            if watcher is not None:
+                watcher.finish()
+
+
+class ShellStep:
+    """Runs and observes one shell act of a session."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        confinement: Confinement,
+        recorder: Recorder,
+        evidence: EvidenceStore,
+        scratch: Scratch,
+        trace: TraceStep,
+    ) -> None:
+        self.settings = settings
+        self.workspace = recorder.layout.workspace
+        self.confinement = confinement
+        self.recorder = recorder
+        self.evidence = evidence
+        self.scratch = scratch
+        self.trace = trace
+
+    def run(
+        self, declared: Declared, on_output: OutputSink | None, cancel: Cancel | None
+    ) -> Observed:
+        """Watch, execute, observe: what the command did, ready to record."""
+        assert declared.call.act is not None
+        launch = self.confinement.launch(declared.call.act, self.scratch.capture)
+        watch = self.watch(declared)
+        try:
+            done = self.execute(declared, launch, watch, cancel)
+        except ConfinementError as error:
+            watch.stop()
+            return not_confined(declared.seq, declared.call, error, self.confinement.mechanism)
+        return self.observe(declared, watch, done, on_output, cancel)
+
+    def watch(self, declared: Declared) -> Watch:
+        call = declared.call
+        assert call.act is not None
+        ignored = (*self.settings.ignore, RECORD_DIR, *REPORT_NAMES)  # the record: always
+        inside = best_observer(self.workspace, ignored) if self.settings.observe else None
+        hooked = call.mutating and is_installed(self.workspace)  # watch the commits it makes
+        watch = Watch(
+            inside, self._outside(call.act), head_commit(self.workspace) if hooked else None
+        )
+        watch.hooked = hooked
+        watch.start()
+        return watch
+
+    def execute(
+        self, declared: Declared, launch: Launch, watch: Watch, cancel: Cancel | None
+    ) -> Execution:
+        call = declared.call
+        assert call.command is not None
+        return run_shell(
+            call.command,
+            self.workspace,
+            self.settings.timeout,
+            self.recorder.layout.scratch,
+            launch=launch,
+            env=self.trace.call_env(declared.seq, watch.hooked),
+            on_slow=self.recorder.publish_in_flight,
+            capture=self.scratch.capture,
+            reaper=self.scratch.reaper(),
+            cancel=cancel,
+        )
+
+    def observe(
+        self,
+        declared: Declared,
+        watch: Watch,
+        done: Execution,
+        on_output: OutputSink | None,
+        cancel: Cancel | None,
+    ) -> Observed:
+        seq, call = declared.seq, declared.call
+        changes = watch.inside.finish() if watch.inside is not None else None
+        elsewhere = {folder: watcher.finish() for folder, watcher in watch.outside.items()}
+        tampered = self.recorder.journal.restore_if_gone()
+        guard = self.recorder.guard
+        redacted = sum(guard.scrub_file(path) for path in (done.stdout, done.stderr))
+        limit = self.settings.output_limit
+        stdout, stderr = bounded_text(done.stdout, limit), bounded_text(done.stderr, limit)
+        sink_error: Exception | None = None
+        if on_output is not None:
+            try:
+                on_output(done)
+            except Exception as error:  # the caller's problem must not falsify the record
+                sink_error = error
+        evidence = {
+            name: ref.to_json()
+            for name, path in (("stdout", done.stdout), ("stderr", done.stderr))
+            if (ref := self.evidence.adopt(path)) is not None
+        }
+        extra: dict[str, Any] = {
+            "returncode": done.returncode,
+            "timed_out": done.timed_out,
+            "enforcement": self._enforcement(call),
+            "confinement": self.confinement.mechanism,
+        }
+        if changes is not None:
+            extra["observed"] = capped(changes.to_json())
+            if not changes.empty:
+                paths = [*changes.created, *changes.modified, *changes.deleted]
+                refs, kept, more = self.trace.versions(paths)
+                evidence.update(refs)
+                extra.update(kept)
+                redacted += more
+        if any(not seen.empty for seen in elsewhere.values()):
+            extra["outside"] = {
+                folder: capped(seen.to_json()) for folder, seen in elsewhere.items()
+            }
+        others = self._others(declared)
+        history = self.recorder.report.history
+        raised = consistency.flags(
+            call,
+            declared.effect,
+            changes,
+            extra["enforcement"],
+            done.returncode,
+            stderr,
+            history,
+            others,
+        )
+        if tampered:
+            raised.append(dict(TAMPERED))
+        if watch.hooked:
+            commits = self.trace.commits(watch.branch)
+            if commits:
+                extra["commits"] = commits
+                flag = commit_flag(commits)
+                raised += [flag] if flag is not None else []
+        if raised:
+            extra["flags"] = raised
+        if redacted:
+            extra["redacted"] = redacted
+        ok = done.returncode == 0 and not done.timed_out
+        outcome = summarise(done, stdout, stderr, self.settings.timeout)
+        stopped = done.cancelled and cancel is not None
+        if stopped:
+            assert cancel is not None
+            outcome = f"{cancel.describe()}; the command was stopped while it ran"
+            ok = False
+            extra.update(cancelled=True, cancelled_by=cancel.by)
+        record = outcome_record(seq, ok, outcome, done.duration, evidence, **extra)
+        result = CallResult(
+            "cancelled" if done.cancelled else "ran",
+            seq,
+            "bash",
+            call.act,
+            message=outcome if done.cancelled else None,
+            returncode=done.returncode,
+            ok=ok,
+            stdout=stdout,
+            stderr=stderr,
+            outcome=outcome,
+            duration=done.duration,
+            timed_out=done.timed_out,
+            flags=tuple(flag["flag"] for flag in raised),
+            evidence=evidence,
+        )
+        return Observed(record, result, raised, sink_error=sink_error)
+
+    def _others(self, declared: Declared) -> consistency.Others:
+        """Who else may have changed the workspace while this call ran: calls of other
+        processes still running when it was declared, or declared since; and, for an
+        observation the kernel kept from writing, anyone at all."""
+        journal, seq = self.recorder.journal, declared.seq
+        with journal.locked():  # read what other writers appended meanwhile
+            last = journal.position.last_seq
+        entries = self.recorder.report.entries
+        since = {
+            n
+            for n in range(seq + 1, last + 1)
+            if n not in entries or entries[n].status != "rejected"
+        }
+        sealed = not declared.call.mutating and self.confinement.held >= SEALED
+        return consistency.Others(tuple(sorted(declared.running | since)), sealed)
+
+    def _outside(self, act: str) -> dict[str, Observer]:
+        """Watchers for the folders outside the workspace this act may write (its grants)."""
+        if not self.settings.observe or self.confinement.mechanism == "none":
+            return {}
+        view = self.confinement.view(act)
+        inside = (self.confinement.workspace, self.confinement.scratch)
+        folders = [folder for folder in view.writable if folder not in inside]
+        return {folder: outside_observer(Path(folder)) for folder in folders}
+
+    def _enforcement(self, call: Any) -> str:
+        """How the workspace was kept read-only for this call (`none` for a mutating act)."""
+        mechanism = self.confinement.mechanism
+        if call.mutating or mechanism == "none":
+            return "none"
+        return "bwrap" if mechanism == "bwrap" else "landlock"
