@@ -557,7 +557,8 @@ def test_unknown_preset() -> None:
 def test_celpy_is_imported_only_when_a_file_loads() -> None:
     code = (
         "import sys\n"
-        "from epistemic_agent import cli_policy, policy\n"
+        "from epistemic_agent.cli import policy as cli_policy\n"
+        "from epistemic_agent.policy import rules as policy\n"
         "assert 'celpy' not in sys.modules and 'tomllib' not in sys.modules\n"
         "facts = policy.call_facts('bash', 'setup', True, 'pip install x', 'r', [], 'mutating',"
         " 1, {}, 0, 0)\n"
