@@ -9,7 +9,8 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ..execute.files import run_file_tool
+from ..core.structs import struct
+from ..execute.files import FileOutcome, run_file_tool
 from ..execute.sandbox.confinement import ConfinementError
 from ..journal.records import outcome_record
 from .outcomes import Observed, not_confined
@@ -18,7 +19,6 @@ from .results import CallResult
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..execute.files import FileOutcome
     from ..execute.sandbox.confinement import Confinement
     from ..gate.check import Call
     from ..journal.evidence import EvidenceStore
@@ -32,6 +32,16 @@ NO_CHANGE = {
     "flag": "no-change",
     "message": "declared change-state, but the new content equals the old",
 }
+
+
+@struct
+class FileRan:
+    """What running a file tool left for observing it: its outcome, the file's content
+    before (for versions), and how long it took."""
+
+    done: FileOutcome
+    before: dict[str, bytes | None] | None
+    duration: float
 
 
 class FileStep:
@@ -63,8 +73,9 @@ class FileStep:
         ref = self.evidence.put(blob)
         return ref.to_json() if ref is not None else None
 
-    def run(self, declared: Declared) -> Observed:
-        """Run the tool confined and observe what it did, ready to record."""
+    def run(self, declared: Declared) -> FileRan | Observed:
+        """Run the tool confined; a tool whose sandbox could not be made did not run, and its
+        outcome says so."""
         seq, call = declared.seq, declared.call
         assert call.act is not None
         started = time.monotonic()
@@ -75,16 +86,13 @@ class FileStep:
             done = self.confinement.run(call.act, work)
         except ConfinementError as error:
             return not_confined(seq, call, error, self.confinement.mechanism)
-        return self.observe(declared, done, before, time.monotonic() - started)
+        return FileRan(done, before, time.monotonic() - started)
 
-    def observe(
-        self,
-        declared: Declared,
-        done: FileOutcome,
-        before: dict[str, bytes | None] | None,
-        duration: float,
-    ) -> Observed:
+    def observe(self, declared: Declared, ran: FileRan) -> Observed:
+        """What the tool did, ready to record: what it read or the diff it made, kept as
+        evidence (scrubbed), and what it changed."""
         seq, call = declared.seq, declared.call
+        done, before, duration = ran.done, ran.before, ran.duration
         name = "content" if call.tool == "read_file" else "diff"
         blob, redacted = self.guard.redactor.data(done.evidence)
         text, more = self.guard.redactor.text(done.text)

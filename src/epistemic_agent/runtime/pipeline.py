@@ -1,13 +1,14 @@
 """One call through a session, as a sequence of named steps:
 
-    check → decide → record_call → approve → run (and observe) → record_outcome → publish
+    check → decide → record_call → approve → run → observe → record_outcome → publish
 
 `check` is the gate (pure) with its prechecks; `decide` the policy, then the supervisor;
 `record_call` journals the call durably before anything runs; `approve` asks a human when the
-policy says so; `run` runs the shell or file step, which observes what it did; `record_outcome`
-journals that; `publish` fires the alerts on it and hands back the result. A step that ends the
-call early (the gate or the policy refuses it, a human denies it, the caller cancels it)
-records why and raises `Settled` with the result."""
+policy says so; `run` runs the shell or file step confined; `observe` collects what it did
+(output, changes, versions, the consistency flags); `record_outcome` journals that; `publish`
+fires the alerts on it and hands back the result. A step that ends the call early (the gate or
+the policy refuses it, a human denies it, the caller cancels it) records why and raises
+`Settled` with the result."""
 
 from __future__ import annotations
 
@@ -20,10 +21,12 @@ from ..core.clock import now
 from ..execute.files import precheck
 from ..gate.check import Call, Rejected, check
 from ..journal.records import call_record, rejected_record
-from .outcomes import Declared
+from .file_step import FileRan
+from .outcomes import Declared, Observed
 from .policy_step import decision_json
 from .results import CallResult
 from .review_step import block_message, flagged_decision
+from .shell_step import ShellRan
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -38,7 +41,6 @@ if TYPE_CHECKING:
     from ..policy.rules import Decision
     from .alerting import Alerting
     from .file_step import FileStep
-    from .outcomes import Observed
     from .policy_step import PolicyStep
     from .recorder import Recorder
     from .review_step import Reviewed, ReviewStep
@@ -91,7 +93,8 @@ class Pipeline:
                 if on_declared is not None:
                     on_declared(dict(declared.record))
                 self.approve(declared, cancel)
-                observed = self.run(declared, on_output, cancel)
+                ran = self.run(declared, cancel)
+                observed = self.observe(declared, ran, on_output, cancel)
                 self.record_outcome(observed)
                 return self.publish(declared, observed)
         except Settled as settled:
@@ -175,13 +178,26 @@ class Pipeline:
             result = self.policy.cancelled(seq, call, cancel.describe(), cancel.by)
             raise Settled(_with_review(declared, result))
 
-    def run(
-        self, declared: Declared, on_output: OutputSink | None, cancel: Cancel | None
-    ) -> Observed:
-        """Run the call's step (shell or file tool), which observes what it did."""
+    def run(self, declared: Declared, cancel: Cancel | None) -> ShellRan | FileRan | Observed:
+        """Run the call confined (the shell or the file step). A call whose sandbox could not
+        be made did not run: its outcome is already known."""
         if declared.call.tool == "bash":
-            return self.shell.run(declared, on_output, cancel)
+            return self.shell.run(declared, cancel)
         return self.files.run(declared)
+
+    def observe(
+        self,
+        declared: Declared,
+        ran: ShellRan | FileRan | Observed,
+        on_output: OutputSink | None,
+        cancel: Cancel | None,
+    ) -> Observed:
+        """What the call did: output, changes, versions, and the flags they raise."""
+        if isinstance(ran, ShellRan):
+            return self.shell.observe(declared, ran, on_output, cancel)
+        if isinstance(ran, FileRan):
+            return self.files.observe(declared, ran)
+        return ran  # it did not run
 
     def record_outcome(self, observed: Observed) -> None:
         self.recorder.record(observed.record)

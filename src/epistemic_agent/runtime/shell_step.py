@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..checks import consistency
 from ..core.layout import RECORD_DIR, REPORT_NAMES
+from ..core.structs import struct
 from ..execute.observe.registry import best_observer, outside_observer
 from ..execute.sandbox.confinement import ConfinementError
 from ..execute.shell import Execution, bounded_text, run_shell
@@ -22,9 +23,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..core.cancel import Cancel
-    from ..execute.observe.base import Observer
+    from ..execute.observe.base import Changes, Observer
     from ..execute.sandbox.confinement import Confinement, Launch
     from ..journal.evidence import EvidenceStore
+    from ..journal.log import Record
     from .outcomes import Declared
     from .recorder import Recorder
     from .results import Settings
@@ -58,6 +60,14 @@ class Watch:
                 watcher.finish()
 
 
+@struct
+class ShellRan:
+    """What running a command left for observing it: its watchers and its execution."""
+
+    watch: Watch
+    done: Execution
+
+
 class ShellStep:
     """Runs and observes one shell act of a session."""
 
@@ -78,10 +88,9 @@ class ShellStep:
         self.scratch = scratch
         self.trace = trace
 
-    def run(
-        self, declared: Declared, on_output: OutputSink | None, cancel: Cancel | None
-    ) -> Observed:
-        """Watch, execute, observe: what the command did, ready to record."""
+    def run(self, declared: Declared, cancel: Cancel | None) -> ShellRan | Observed:
+        """Watch, then execute confined; a command whose sandbox could not be made did not
+        run, and its outcome says so."""
         assert declared.call.act is not None
         launch = self.confinement.launch(declared.call.act, self.scratch.capture)
         watch = self.watch(declared)
@@ -90,7 +99,7 @@ class ShellStep:
         except ConfinementError as error:
             watch.stop()
             return not_confined(declared.seq, declared.call, error, self.confinement.mechanism)
-        return self.observe(declared, watch, done, on_output, cancel)
+        return ShellRan(watch, done)
 
     def watch(self, declared: Declared) -> Watch:
         call = declared.call
@@ -126,25 +135,21 @@ class ShellStep:
     def observe(
         self,
         declared: Declared,
-        watch: Watch,
-        done: Execution,
+        ran: ShellRan,
         on_output: OutputSink | None,
         cancel: Cancel | None,
     ) -> Observed:
-        seq, call = declared.seq, declared.call
+        """What the command did, ready to record: its output (scrubbed, kept as evidence),
+        the changes the observers saw with versions of the files, its commits, and the flags
+        the consistency checks raise on them."""
+        watch, done = ran.watch, ran.done
         changes = watch.inside.finish() if watch.inside is not None else None
         elsewhere = {folder: watcher.finish() for folder, watcher in watch.outside.items()}
         tampered = self.recorder.journal.restore_if_gone()
-        guard = self.recorder.guard
-        redacted = sum(guard.scrub_file(path) for path in (done.stdout, done.stderr))
+        redacted = sum(self.recorder.guard.scrub_file(path) for path in (done.stdout, done.stderr))
         limit = self.settings.output_limit
         stdout, stderr = bounded_text(done.stdout, limit), bounded_text(done.stderr, limit)
-        sink_error: Exception | None = None
-        if on_output is not None:
-            try:
-                on_output(done)
-            except Exception as error:  # the caller's problem must not falsify the record
-                sink_error = error
+        sink_error = _hand_over(on_output, done)
         evidence = {
             name: ref.to_json()
             for name, path in (("stdout", done.stdout), ("stderr", done.stderr))
@@ -153,54 +158,92 @@ class ShellStep:
         extra: dict[str, Any] = {
             "returncode": done.returncode,
             "timed_out": done.timed_out,
-            "enforcement": self._enforcement(call),
+            "enforcement": self._enforcement(declared.call),
             "confinement": self.confinement.mechanism,
         }
-        if changes is not None:
-            extra["observed"] = capped(changes.to_json())
-            if not changes.empty:
-                paths = [*changes.created, *changes.modified, *changes.deleted]
-                refs, kept, more = self.trace.versions(paths)
-                evidence.update(refs)
-                extra.update(kept)
-                redacted += more
-        if any(not seen.empty for seen in elsewhere.values()):
-            extra["outside"] = {
-                folder: capped(seen.to_json()) for folder, seen in elsewhere.items()
-            }
-        others = self._others(declared)
-        history = self.recorder.report.history
-        raised = consistency.flags(
-            call,
-            declared.effect,
-            changes,
-            extra["enforcement"],
-            done.returncode,
-            stderr,
-            history,
-            others,
-        )
-        if tampered:
-            raised.append(dict(TAMPERED))
-        if watch.hooked:
-            commits = self.trace.commits(watch.branch)
-            if commits:
-                extra["commits"] = commits
-                flag = commit_flag(commits)
-                raised += [flag] if flag is not None else []
+        redacted += self._changes(changes, elsewhere, evidence, extra)
+        raised = self._flags(declared, ran, changes, stderr, tampered, extra)
         if raised:
             extra["flags"] = raised
         if redacted:
             extra["redacted"] = redacted
+        record, result = self._outcome(declared, done, (stdout, stderr), evidence, extra, cancel)
+        return Observed(record, result, raised, sink_error=sink_error)
+
+    def _changes(
+        self,
+        changes: Changes | None,
+        elsewhere: dict[str, Changes],
+        evidence: dict[str, Any],
+        extra: dict[str, Any],
+    ) -> int:
+        """The observed changes into the outcome, with versions of the changed files kept as
+        evidence; how many secrets were scrubbed from those versions."""
+        redacted = 0
+        if changes is not None:
+            extra["observed"] = capped(changes.to_json())
+            if not changes.empty:
+                paths = [*changes.created, *changes.modified, *changes.deleted]
+                refs, kept, redacted = self.trace.versions(paths)
+                evidence.update(refs)
+                extra.update(kept)
+        if any(not seen.empty for seen in elsewhere.values()):
+            extra["outside"] = {
+                folder: capped(seen.to_json()) for folder, seen in elsewhere.items()
+            }
+        return redacted
+
+    def _flags(
+        self,
+        declared: Declared,
+        ran: ShellRan,
+        changes: Changes | None,
+        stderr: str,
+        tampered: bool,
+        extra: dict[str, Any],
+    ) -> list[dict[str, Any]]:
+        """The consistency flags on what the command did, a record it tampered with, and the
+        commits it made (recorded in `extra`)."""
+        raised = consistency.flags(
+            declared.call,
+            declared.effect,
+            changes,
+            extra["enforcement"],
+            ran.done.returncode,
+            stderr,
+            self.recorder.report.history,
+            self._others(declared),
+        )
+        if tampered:
+            raised.append(dict(TAMPERED))
+        if ran.watch.hooked:
+            commits = self.trace.commits(ran.watch.branch)
+            if commits:
+                extra["commits"] = commits
+                flag = commit_flag(commits)
+                raised += [flag] if flag is not None else []
+        return raised
+
+    def _outcome(
+        self,
+        declared: Declared,
+        done: Execution,
+        output: tuple[str, str],
+        evidence: dict[str, Any],
+        extra: dict[str, Any],
+        cancel: Cancel | None,
+    ) -> tuple[Record, CallResult]:
+        """The outcome record and the caller's result."""
+        seq, call = declared.seq, declared.call
+        stdout, stderr = output
         ok = done.returncode == 0 and not done.timed_out
         outcome = summarise(done, stdout, stderr, self.settings.timeout)
-        stopped = done.cancelled and cancel is not None
-        if stopped:
-            assert cancel is not None
+        if done.cancelled and cancel is not None:
             outcome = f"{cancel.describe()}; the command was stopped while it ran"
             ok = False
             extra.update(cancelled=True, cancelled_by=cancel.by)
         record = outcome_record(seq, ok, outcome, done.duration, evidence, **extra)
+        raised = extra.get("flags", [])
         result = CallResult(
             "cancelled" if done.cancelled else "ran",
             seq,
@@ -217,7 +260,7 @@ class ShellStep:
             flags=tuple(flag["flag"] for flag in raised),
             evidence=evidence,
         )
-        return Observed(record, result, raised, sink_error=sink_error)
+        return record, result
 
     def _others(self, declared: Declared) -> consistency.Others:
         """Who else may have changed the workspace while this call ran: calls of other
@@ -250,3 +293,15 @@ class ShellStep:
         if call.mutating or mechanism == "none":
             return "none"
         return "bwrap" if mechanism == "bwrap" else "landlock"
+
+
+def _hand_over(on_output: OutputSink | None, done: Execution) -> Exception | None:
+    """Give the caller the complete output; its failure is kept for later, since the caller's
+    problem must not falsify the record."""
+    if on_output is None:
+        return None
+    try:
+        on_output(done)
+    except Exception as error:
+        return error
+    return None
