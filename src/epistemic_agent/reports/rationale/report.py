@@ -122,6 +122,7 @@ class Report:
         self._said: dict[int, list[str]] = {}  # the model's words before each call of the page
         self._diffs: dict[int, object] = {}  # each call's `evidence.diff` ref
         self._dead_text: dict[int, str] = {}
+        self._beliefs_kept: dict[int, tuple[int, list[str]]] = {}  # the Beliefs shown
         self._dead_page_due = False
         self._links: str | None = None
         self._stale_pages: set[int] = set()
@@ -178,7 +179,7 @@ class Report:
         if page > self.totals.page:
             self._turn_page(page, before, said)
         elif page < self.totals.page:
-            self._stale_pages.add(page)
+            self._page_changed(page)
         totals = self.totals
         if view.status == "rejected":
             totals.rejected[str(view.rule)] += 1
@@ -215,7 +216,7 @@ class Report:
             self._diffs[seq] = call_diff.diff_ref(record)
             self._text.pop(seq, None)
         elif (seq - 1) // self.page_size < self.totals.page:
-            self._stale_pages.add((seq - 1) // self.page_size)
+            self._page_changed((seq - 1) // self.page_size)
         end = self.totals.dead_ends.get(seq)
         if end is not None:
             self._dead_changed(seq)
@@ -231,7 +232,12 @@ class Report:
             view.apply_approval(record)
             self._text.pop(seq, None)
         elif (seq - 1) // self.page_size < self.totals.page:
-            self._stale_pages.add((seq - 1) // self.page_size)
+            self._page_changed((seq - 1) // self.page_size)
+
+    def _page_changed(self, page: int) -> None:
+        """A written page is out of date (a seq below 1, from a foreign writer, is on none)."""
+        if page >= 0:
+            self._stale_pages.add(page)
 
     def _dead_changed(self, seq: int) -> None:
         self._dead_text.pop(seq, None)
@@ -302,7 +308,7 @@ class Report:
                 render.model_line(totals.model, totals.ending, totals.spend.to_json()),
                 render_spend.section(totals.spend),
                 render.mismatches(totals.flagged[-MISMATCHES_SHOWN:], len(totals.flagged)),
-                render_beliefs.section(totals.beliefs),
+                render_beliefs.section(totals.beliefs, self._beliefs_kept),
                 render.narrative(self._links, entries),
                 render.dead_ends(shown, len(dead), self._link(DEAD_ENDS_PAGE)),
                 render.rejections(totals.rejected),
