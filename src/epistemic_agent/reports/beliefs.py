@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+from bisect import bisect_left, insort
 from collections import Counter
-from itertools import islice
+from itertools import count, islice
 from typing import TYPE_CHECKING
 
 from ..core.structs import field, struct
@@ -38,6 +39,7 @@ ASK = (
 )
 MAX_DIGEST = 20  # beliefs in a supervisor's digest (the latest)
 LINK_WINDOW = 200  # a change is linked to one of the latest beliefs only: folding stays O(1)
+_REVISIONS = count(1)  # one clock for every ledger of the process: a revision is never reused
 
 
 def agent_verdict(reason: str) -> str | None:
@@ -69,6 +71,13 @@ class Ledger:
     cost: float = 0.0
     acting: dict[int, str] = field(default_factory=dict)  # change-state/revert seq -> act
     task: str | None = None  # the latest user message (a REPL's task)
+    _index: _Index = field(default_factory=lambda: _Index(), compare=False)  # derived
+
+    def __post_init__(self) -> None:
+        for belief in self.beliefs.values():
+            self._index.update(belief)
+        for note in self.notes:
+            self._index.note(note)
 
     def fold(self, record: Record) -> None:
         kind, seq = record.get("kind"), record.get("seq")
@@ -100,6 +109,7 @@ class Ledger:
                 "verdicts": [],
                 "acted_on": [],
             }
+            self._index.update(self.beliefs[seq])
         elif act in ACTING:
             self.acting[seq] = str(act)
             self._link(seq, str(act), _declared(record))
@@ -112,6 +122,7 @@ class Ledger:
             ran = not any(record.get(k) for k in ("denied", "cancelled", "not_run"))
             if ran:
                 self.awaiting = seq
+            self._index.update(belief)
         act = self.acting.pop(seq, None)
         observed = record.get("observed")
         if act is not None and isinstance(observed, dict):
@@ -131,6 +142,7 @@ class Ledger:
         if key != "ok":
             note = record.get("note") if key != "failed" else record.get("error")
             self.notes.append({"seq": seq, "verdict": key, "note": str(note or "")})
+            self._index.note(self.notes[-1])
         for item in record.get("beliefs") or ():
             if isinstance(item, dict) and item.get("seq") in self.beliefs:
                 why = str(item.get("why", ""))
@@ -141,6 +153,7 @@ class Ledger:
             self.beliefs[seq]["verdicts"].append(
                 {"verdict": verdict, "by": by, "at": at, "why": why}
             )
+            self._index.update(self.beliefs[seq])
 
     def _link(self, seq: int, act: str, paths: list[str]) -> None:
         """A change or revert acts on the latest earlier belief that names each file it
@@ -156,32 +169,37 @@ class Ledger:
                 known[seq]["paths"] = sorted({*known[seq]["paths"], path})
             else:
                 belief["acted_on"].append({"seq": seq, "act": act, "paths": [path]})
+            self._index.update(belief)
 
     # -- reading ---------------------------------------------------------------------------
 
     def note_on(self, seq: int) -> dict[str, Any] | None:
         """The supervisor's flag or block (or failure) on call `seq`, if any."""
-        return next((note for note in reversed(self.notes) if note["seq"] == seq), None)
+        return self._index.notes.get(seq)
+
+    def revision(self, seq: int) -> int:
+        """Changes whenever anything shown of belief `seq` (or the note on its call) does."""
+        return self._index.revision[seq]
 
     def counts(self) -> dict[str, int]:
-        found = Counter(final(b)["verdict"] for b in self.beliefs.values())
+        found = self._index.verdicts
         return {
             "tested": len(self.beliefs),
             **{v: found[v] for v in ("confirmed", "refuted", "unsettled")},
         }
 
-    def ordered(self) -> list[dict[str, Any]]:
-        """Refuted beliefs that were acted on first, then the rest, each in call order."""
-
-        def key(belief: dict[str, Any]) -> tuple[int, int]:
-            first = final(belief)["verdict"] == "refuted" and bool(belief["acted_on"])
-            return (0 if first else 1, belief["seq"])
-
-        return sorted(self.beliefs.values(), key=key)
+    def ordered(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Refuted beliefs that were acted on first, then the rest, each in call order (the
+        first `limit` of them only, if given: reading those costs O(limit))."""
+        index = self._index
+        shown = index.first[:limit]
+        left = None if limit is None else max(0, limit - len(shown))
+        shown += islice((s for s in index.order if not index.state[s][1]), left)
+        return [self.beliefs[seq] for seq in shown]
 
     def digest(self) -> list[dict[str, Any]]:
         """The latest beliefs, compact, for a supervisor's request."""
-        shown = sorted(self.beliefs.values(), key=lambda b: b["seq"])[-MAX_DIGEST:]
+        shown = [self.beliefs[seq] for seq in self._index.order[-MAX_DIGEST:]]
         return [
             {
                 "seq": b["seq"],
@@ -217,6 +235,45 @@ class Ledger:
             {int(k): str(v) for k, v in data.get("acting", {}).items()},
             data.get("task"),
         )
+
+
+class _Index:
+    """What reading a ledger needs, updated as it folds (derived, never saved): its beliefs
+    in call order, the refuted ones acted on (listed first), how many end in each verdict,
+    the latest supervisor note on each call, and a revision per belief that moves whenever
+    anything shown of it changes. Each update costs O(log n) or so, never a pass over all."""
+
+    def __init__(self) -> None:
+        self.order: list[int] = []  # every belief's seq, sorted
+        self.first: list[int] = []  # refuted and acted on, sorted
+        self.state: dict[int, tuple[str, bool]] = {}  # seq -> (final verdict, in `first`)
+        self.verdicts: Counter[str] = Counter()
+        self.notes: dict[int, dict[str, Any]] = {}
+        self.revision: dict[int, int] = {}
+
+    def update(self, belief: dict[str, Any]) -> None:
+        seq = int(belief["seq"])
+        verdict = final(belief)["verdict"]
+        first = verdict == "refuted" and bool(belief["acted_on"])
+        old = self.state.get(seq)
+        if old is None:
+            insort(self.order, seq)
+        else:
+            self.verdicts[old[0]] -= 1
+        was_first = old is not None and old[1]
+        if first and not was_first:
+            insort(self.first, seq)
+        elif was_first and not first:
+            del self.first[bisect_left(self.first, seq)]
+        self.verdicts[verdict] += 1
+        self.state[seq] = (verdict, first)
+        self.revision[seq] = next(_REVISIONS)
+
+    def note(self, note: dict[str, Any]) -> None:
+        seq = note["seq"]
+        self.notes[seq] = note
+        if seq in self.revision:
+            self.revision[seq] = next(_REVISIONS)
 
 
 def final(belief: dict[str, Any]) -> dict[str, Any]:

@@ -42,18 +42,19 @@ def verdict_words(belief: dict[str, Any]) -> str:
     return f"{given['verdict']} ({given['by']}, at call {given['at']})"
 
 
-def section(ledger: Ledger) -> str:
+def section(ledger: Ledger, kept: dict[int, tuple[int, list[str]]] | None = None) -> str:
+    """The section; `kept` (the caller's, across calls) holds each shown belief's lines with
+    the ledger's revision of it, so only a belief that changed is rendered again."""
     if not ledger.beliefs and not ledger.reviews:
         return ""
     lines = ["## Beliefs", "", summary_line(ledger)]
     if ledger.reviews:
         lines += ["", supervisor_line(ledger)]
     lines.append("")
-    ordered = ledger.ordered()
-    for belief in ordered[:SHOWN]:
-        lines += _belief(belief, ledger)
-    if len(ordered) > SHOWN:
-        lines += [f"_{len(ordered) - SHOWN} more belief(s) are in the journal._", ""]
+    shown = ledger.ordered(SHOWN)
+    lines += _beliefs(shown, ledger, {} if kept is None else kept)
+    if len(ledger.beliefs) > SHOWN:
+        lines += [f"_{len(ledger.beliefs) - SHOWN} more belief(s) are in the journal._", ""]
     if ledger.notes:
         lines += ["### Supervisor notes", ""]
         for note in ledger.notes[-SHOWN:]:
@@ -62,6 +63,25 @@ def section(ledger: Ledger) -> str:
             )
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _beliefs(
+    shown: list[dict[str, Any]], ledger: Ledger, kept: dict[int, tuple[int, list[str]]]
+) -> list[str]:
+    """The shown beliefs' lines, from `kept` where their revision has not moved; `kept` is
+    left holding the shown ones only."""
+    lines: list[str] = []
+    fresh: dict[int, tuple[int, list[str]]] = {}
+    for belief in shown:
+        seq, revision = int(belief["seq"]), ledger.revision(int(belief["seq"]))
+        known = kept.get(seq)
+        fresh[seq] = (
+            known if known and known[0] == revision else (revision, _belief(belief, ledger))
+        )
+        lines += fresh[seq][1]
+    kept.clear()
+    kept.update(fresh)
+    return lines
 
 
 def _belief(belief: dict[str, Any], ledger: Ledger) -> list[str]:

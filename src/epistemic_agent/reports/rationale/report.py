@@ -8,106 +8,29 @@ process (one `epistemic exec` per command) resume without re-reading the whole j
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...core.fsutil import atomic_write, exchange_write, written_at
-from ...core.layout import Layout
-from ...core.structs import field, struct
+from ...core.fsutil import exchange_write, written_at
 from ...journal.history import History
-from ...journal.log import JournalError, Position, Record, follow
+from ...journal.log import JournalError, Position, follow
 from ...journal.records import CallView, seq_of, view_of
-from ..beliefs import Ledger
-from ..spend import Spend
 from . import beliefs as render_beliefs
+from . import checkpoint, render
 from . import diffs as call_diff
-from . import render
 from . import spend as render_spend
-from . import words as model_words
+from .pages import DEAD_ENDS_PAGE, Pages, encode
+from .totals import Totals
 
 if TYPE_CHECKING:
-    from typing import Any
+    from pathlib import Path
+
+    from ...core.layout import Layout
+    from ...journal.log import Record
 
 PAGE_SIZE = 100
 DEAD_ENDS_SHOWN = 20
 MISMATCHES_SHOWN = 20
-DEAD_ENDS_PAGE = "dead-ends.md"  # in the session's pages folder
-CHECKPOINT_VERSION = 1
 _HEADER_DROP = ("prev", "n", "v", "kind")
-
-
-@struct(frozen=False)
-class Totals:
-    """Everything the report needs that is not the current page: small and serialisable."""
-
-    session: dict[str, Any] = field(default_factory=dict)
-    counts: Counter[str] = field(default_factory=Counter)
-    shell: int = 0
-    rejected: Counter[str] = field(default_factory=Counter)
-    dead_ends: dict[int, dict[str, Any]] = field(default_factory=dict)
-    page: int = 0
-    page_offsets: list[int] = field(default_factory=lambda: [0])
-    model: Counter[str] = field(default_factory=Counter)
-    ending: dict[str, Any] = field(default_factory=dict)
-    flagged: list[dict[str, Any]] = field(default_factory=list)
-    approvals: Counter[str] = field(default_factory=Counter)  # approved / denied
-    denied: Counter[str] = field(default_factory=Counter)  # calls per act a human denied
-    spend: Spend = field(default_factory=Spend)  # tokens and cost, per act
-    beliefs: Ledger = field(default_factory=Ledger)  # beliefs tested, the supervisor's reviews
-    words: model_words.Words = field(default_factory=model_words.Words)  # not yet a call's
-    page_said: list[list[str]] = field(default_factory=lambda: [[]])  # each page's first call's
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session": self.session,
-            "counts": dict(self.counts),
-            "shell": self.shell,
-            "rejected": dict(self.rejected),
-            "dead_ends": list(self.dead_ends.values()),
-            "page": self.page,
-            "page_offsets": self.page_offsets,
-            "model": dict(self.model),
-            "ending": self.ending,
-            "flagged": self.flagged,
-            "approvals": dict(self.approvals),
-            "denied": dict(self.denied),
-            "spend": self.spend.state(),
-            "beliefs": self.beliefs.to_json(),
-            "said": self.words.pending,
-            "page_said": self.page_said,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Totals:
-        return cls(
-            dict(data["session"]),
-            Counter(data["counts"]),
-            int(data["shell"]),
-            Counter(data["rejected"]),
-            {int(d["seq"]): d for d in data["dead_ends"]},
-            int(data["page"]),
-            [int(o) for o in data["page_offsets"]],
-            Counter(data.get("model", {})),
-            dict(data.get("ending", {})),
-            list(data.get("flagged", [])),
-            Counter(data.get("approvals", {})),
-            Counter(data.get("denied", {})),
-            Spend.from_state(data.get("spend", {})),
-            Ledger.from_json(data.get("beliefs", {})),
-            model_words.Words(data.get("said", ())),
-            list(data.get("page_said", [[] for _ in data["page_offsets"]])),
-        )
-
-    def fold_model(self, record: Record) -> None:
-        """Model calls and token usage, summed; the model's name is kept from the latest."""
-        self.model["calls"] += 1
-        for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
-            value = record.get(key)
-            if isinstance(value, int):
-                self.model[key] += value
-        self.ending["model"] = f"{record.get('provider')}:{record.get('model')}"
 
 
 class Report:
@@ -116,12 +39,14 @@ class Report:
     def __init__(self, layout: Layout, page_size: int = PAGE_SIZE) -> None:
         self.layout = layout
         self.page_size = page_size
+        self.pages = Pages(layout, page_size)
         self.totals = Totals()
         self.entries: dict[int, CallView] = {}
         self._text: dict[int, str] = {}
         self._said: dict[int, list[str]] = {}  # the model's words before each call of the page
         self._diffs: dict[int, object] = {}  # each call's `evidence.diff` ref
         self._dead_text: dict[int, str] = {}
+        self._beliefs_kept: dict[int, tuple[int, list[str]]] = {}  # the Beliefs shown
         self._dead_page_due = False
         self._links: str | None = None
         self._stale_pages: set[int] = set()
@@ -178,7 +103,7 @@ class Report:
         if page > self.totals.page:
             self._turn_page(page, before, said)
         elif page < self.totals.page:
-            self._stale_pages.add(page)
+            self._page_changed(page)
         totals = self.totals
         if view.status == "rejected":
             totals.rejected[str(view.rule)] += 1
@@ -215,7 +140,7 @@ class Report:
             self._diffs[seq] = call_diff.diff_ref(record)
             self._text.pop(seq, None)
         elif (seq - 1) // self.page_size < self.totals.page:
-            self._stale_pages.add((seq - 1) // self.page_size)
+            self._page_changed((seq - 1) // self.page_size)
         end = self.totals.dead_ends.get(seq)
         if end is not None:
             self._dead_changed(seq)
@@ -231,7 +156,12 @@ class Report:
             view.apply_approval(record)
             self._text.pop(seq, None)
         elif (seq - 1) // self.page_size < self.totals.page:
-            self._stale_pages.add((seq - 1) // self.page_size)
+            self._page_changed((seq - 1) // self.page_size)
+
+    def _page_changed(self, page: int) -> None:
+        """A written page is out of date (a seq below 1, from a foreign writer, is on none)."""
+        if page >= 0:
+            self._stale_pages.add(page)
 
     def _dead_changed(self, seq: int) -> None:
         self._dead_text.pop(seq, None)
@@ -239,7 +169,7 @@ class Report:
 
     def _turn_page(self, page: int, before: Position, said: list[str]) -> None:
         """The current page is complete: write it once, start the next one, checkpoint."""
-        self._write_page(self.totals.page, list(self.entries.values()), self._said, self._diffs)
+        self.pages.write(self.totals.page, self.entries.values(), self._said, self._diffs)
         self.entries.clear()
         self._text.clear()
         self._said, self._diffs = {}, {}
@@ -250,14 +180,9 @@ class Report:
             self.totals.page_said.append([])
         self.totals.page_said[page] = said
         self.totals.page = page
-        self._checkpoint_due = json.dumps(  # serialised now: the state goes on changing
-            {
-                "v": CHECKPOINT_VERSION,
-                "position": before.to_json(),
-                "totals": {**self.totals.to_json(), "said": said},  # as at `before`
-                "history": self.history.to_json(),
-            }
-        )
+        totals = {**self.totals.to_json(), "said": said}  # as at `before`
+        # serialised now: the state goes on changing
+        self._checkpoint_due = checkpoint.encode(before, totals, self.history)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -266,13 +191,14 @@ class Report:
         for page in sorted(self._stale_pages):
             self._rerender_page(page, position)
         self._stale_pages.clear()
-        exchange_write(self.layout.report, _encode(self.render(position)), self._next_spare())
+        exchange_write(self.layout.report, encode(self.render(position)), self._next_spare())
         if self._dead_page_due and len(self.totals.dead_ends) > DEAD_ENDS_SHOWN:
-            items = [self._dead_end_text(seq) for seq in sorted(self.totals.dead_ends)]
-            atomic_write(self.layout.pages / DEAD_ENDS_PAGE, _encode(render.dead_ends_page(items)))
+            self.pages.write_dead_ends(
+                self._dead_end_text(s) for s in sorted(self.totals.dead_ends)
+            )
         self._dead_page_due = False
         if self._checkpoint_due is not None:
-            atomic_write(self.layout.checkpoint, self._checkpoint_due.encode("ascii"))
+            checkpoint.save(self.layout, self._checkpoint_due)
             self._checkpoint_due = None
 
     def _next_spare(self) -> Path:
@@ -290,7 +216,7 @@ class Report:
         totals = self.totals
         entries = [self._entry_text(seq) for seq in sorted(self.entries)]
         if self._links is None:
-            pages = [(*self._page_range(p), self._page_link(p)) for p in range(totals.page)]
+            pages = [(*self.pages.range(p), self.pages.link(p)) for p in range(totals.page)]
             self._links = render.page_links(pages)
         dead = sorted(totals.dead_ends)
         shown = [self._dead_end_text(seq) for seq in dead[-DEAD_ENDS_SHOWN:]]
@@ -302,9 +228,9 @@ class Report:
                 render.model_line(totals.model, totals.ending, totals.spend.to_json()),
                 render_spend.section(totals.spend),
                 render.mismatches(totals.flagged[-MISMATCHES_SHOWN:], len(totals.flagged)),
-                render_beliefs.section(totals.beliefs),
+                render_beliefs.section(totals.beliefs, self._beliefs_kept),
                 render.narrative(self._links, entries),
-                render.dead_ends(shown, len(dead), self._link(DEAD_ENDS_PAGE)),
+                render.dead_ends(shown, len(dead), self.pages.link_to(DEAD_ENDS_PAGE)),
                 render.rejections(totals.rejected),
                 render.ending(totals.ending),
                 self._others(),
@@ -333,91 +259,24 @@ class Report:
     def _entry_text(self, seq: int) -> str:
         text = self._text.get(seq)
         if text is None:
-            text = self._text[seq] = self._entry_markdown(
-                self.entries[seq], self._said, self._diffs
-            )
+            text = self._text[seq] = self.pages.entry(self.entries[seq], self._said, self._diffs)
         return text
 
-    def _page_range(self, page: int) -> tuple[int, int]:
-        return page * self.page_size + 1, (page + 1) * self.page_size
-
-    def _page_link(self, page: int) -> str:
-        first, last = self._page_range(page)
-        return self._link(f"calls-{first:06d}-{last:06d}.md")
-
-    def _link(self, page: str) -> str:
-        """A page of the session's as a link from RATIONALE.md."""
-        return self.layout.relative(self.layout.pages / page)
-
-    def _entry_markdown(
-        self, view: CallView, said: dict[int, list[str]], diffs: dict[int, object]
-    ) -> str:
-        """A narrative entry with the model's words before it and the call's diff."""
-        ref, session = diffs.get(view.seq), self.layout.session_folder_id
-        return render.entry(
-            view,
-            model_words.markdown(said.get(view.seq) or []),
-            call_diff.markdown_for(view, ref, self.layout.evidence, session),
-        )
-
-    def _write_page(
-        self,
-        page: int,
-        views: list[CallView],
-        said: dict[int, list[str]],
-        diffs: dict[int, object],
-    ) -> None:
-        first, last = self._page_range(page)
-        entries = (self._entry_markdown(v, said, diffs) for v in sorted(views, key=_seq))
-        text = render.page(first, last, entries)
-        atomic_write(
-            self.layout.workspace / self._page_link(page), text.encode("utf-8", "backslashreplace")
-        )
-
     def _rerender_page(self, page: int, position: Position) -> None:
-        """A late outcome landed on a finished page: rebuild that page from the journal."""
         start = Position(offset=self.totals.page_offsets[page])
-        views: dict[int, CallView] = {}
-        words = model_words.Words((self.totals.page_said + [[]] * page)[page])
-        said: dict[int, list[str]] = {}
-        diffs: dict[int, object] = {}
-        first, last = self._page_range(page)
-        for record, before in follow(self.layout.journal, start):
-            if before.offset >= position.offset:
-                break
-            taken = words.fold(record)
-            view = view_of(record)
-            if view is not None and first <= view.seq <= last:
-                views[view.seq] = view
-                said[view.seq] = taken or []
-            elif record.get("kind") == "outcome" and seq_of(record) in views:
-                views[record["seq"]].apply_outcome(record)
-                diffs[record["seq"]] = call_diff.diff_ref(record)
-            elif record.get("kind") == "approval" and seq_of(record) in views:
-                views[record["seq"]].apply_approval(record)
-        self._write_page(page, list(views.values()), said, diffs)
+        said_before = (self.totals.page_said + [[]] * page)[page]
+        self.pages.rewrite(page, start, said_before, position)
 
     # -- resuming --------------------------------------------------------------------------
 
     def load_checkpoint(self) -> Position | None:
         """Restore the last saved state; None if there is none usable (then fold from 0)."""
-        try:
-            data = json.loads(self.layout.checkpoint.read_bytes())
-            position = Position.from_json(data["position"])
-            if data.get("v") != CHECKPOINT_VERSION or position is None:
-                return None
-            self.totals = Totals.from_json(data["totals"])
-            items = data.get("entries", [])
-            views = [CallView.from_json(item) for item in items]
-            said = {int(i["seq"]): list(i.get("said") or []) for i in items}
-            diffs = {int(i["seq"]): i.get("diff") for i in items}
-            self.history = History.from_json(str(self.layout.workspace), data.get("history", {}))
-        except (OSError, ValueError, KeyError, TypeError):
-            self.reset()
+        saved = checkpoint.load(self.layout)
+        if saved is None:
             return None
-        self.entries = {view.seq: view for view in views}
-        self._said, self._diffs = said, diffs
-        return position
+        self.totals, self.history = saved.totals, saved.history
+        self.entries, self._said, self._diffs = saved.entries, saved.said, saved.diffs
+        return saved.position
 
     def save_checkpoint(self, position: Position) -> None:
         """Save the whole state at `position`, so the next process need not fold the page."""
@@ -425,22 +284,8 @@ class Report:
             {**view.to_json(), "said": self._said.get(seq), "diff": self._diffs.get(seq)}
             for seq, view in self.entries.items()
         ]
-        data = {
-            "v": CHECKPOINT_VERSION,
-            "position": position.to_json(),
-            "totals": self.totals.to_json(),
-            "entries": entries,
-            "history": self.history.to_json(),
-        }
-        atomic_write(self.layout.checkpoint, json.dumps(data).encode("ascii"))
-
-
-def _encode(text: str) -> bytes:
-    return text.encode("utf-8", "backslashreplace")  # lone surrogates from a foreign writer
-
-
-def _seq(view: CallView) -> int:
-    return view.seq
+        text = checkpoint.encode(position, self.totals.to_json(), self.history, entries)
+        checkpoint.save(self.layout, text)
 
 
 def rebuild(
