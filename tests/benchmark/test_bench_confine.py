@@ -327,7 +327,8 @@ def test_a_decoy_counts_only_when_opened_through_a_cover(
 def test_without_cap_sys_admin_detection_says_it_is_unavailable(watched: tuple[Path, Path]) -> None:
     real, _ = watched
     code = (
-        "import sys; from pathlib import Path; from epistemic_agent.execute.sandbox import syscalls as confine_sys; "
+        "import sys; from pathlib import Path; "
+        "from epistemic_agent.execute.sandbox import syscalls as confine_sys; "
         "confine_sys.keep_only_capabilities(confine_sys.KEPT_CAPABILITIES); "
         "from epistemic_agent.benchmark.peek import Watch; "
         f"print(Watch({{'t': (Path({str(real)!r}), False)}}).start())"
