@@ -7,13 +7,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .hiding import plan
 from .judge import Private
+from .peek import Watch, describe
 from .peek_record import named
+from .readable import allow_list
 from .tasks import Task
 
 if TYPE_CHECKING:
@@ -41,10 +45,6 @@ def session(
 ) -> dict[str, Any]:
     """The agent's session, hidden from the benchmark's files and watched: exit code, what it
     opened, and whether the hiding held."""
-    from .hiding import plan
-    from .peek import Watch, describe
-    from .readable import allow_list
-
     spec = model_for(task, model)
     if spec.startswith("replay:"):  # the session reads its script from a private copy
         spec = "replay:" + str(private.session_copy(Path(spec.removeprefix("replay:"))))
@@ -114,8 +114,6 @@ def run_agent(
     own_env: dict[str, str] | None = None,
 ) -> int:
     """`epistemic run` on the task, its JSON events kept in events.jsonl."""
-    import subprocess
-
     argv = [sys.executable, "-m", "epistemic_agent.cli", "run", "--model", spec]
     argv += ["-C", str(workspace), "--max-steps", str(config.max_steps), "--json"]
     argv += [*hiding, *config.extra_args, task.prompt]

@@ -9,9 +9,12 @@ error is never as labelled) and its verdict is the one expected.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.fsutil import atomic_write
+from ..providers.replay import ScriptError, load_script
 from .config import BenchConfig, Play
 from .runner import run_many
 from .tasks import SESSIONS, Task
@@ -34,8 +37,6 @@ def plays(task: Task) -> list[Play]:
 
 def malformed(play: Play) -> str | None:
     """Why a session file cannot be played (the scripted model's own check), or None."""
-    from ..providers.replay import ScriptError, load_script
-
     try:
         load_script(play.script)
     except ScriptError as error:
@@ -96,9 +97,5 @@ def as_labelled(row: dict[str, Any]) -> bool:
 
 
 def _save(out: Path, rows: list[dict[str, Any]]) -> None:
-    import json
-
-    from ..core.fsutil import atomic_write
-
     body = {"plays": rows, "ok": all(row.get("ok") for row in rows)}
     atomic_write(out / CHECK_NAME, json.dumps(body, indent=1).encode("utf-8"))

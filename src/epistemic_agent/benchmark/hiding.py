@@ -13,8 +13,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+from importlib.metadata import distributions
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from ..core.structs import struct
 from . import TASKS_DIR
@@ -41,10 +44,6 @@ def task_copies() -> list[Path]:
     """Every benchmark task folder of this tool known here: the imported package's, and any
     other installed distribution's or editable source's."""
     found = [TASKS_DIR]
-    try:
-        from importlib.metadata import distributions
-    except ImportError:  # pragma: no cover - the standard library has it from 3.8
-        return found
     for dist in distributions():
         if (dist.metadata["Name"] or "").lower().replace("_", "-") != "epistemic-agent":
             continue
@@ -57,9 +56,6 @@ def task_copies() -> list[Path]:
 
 
 def _editable_source(direct_url: str | None) -> Path | None:
-    import json
-    from urllib.parse import unquote, urlparse
-
     try:
         data = json.loads(direct_url or "null")
     except ValueError:

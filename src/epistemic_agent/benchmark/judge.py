@@ -24,6 +24,8 @@ from pathlib import Path
 
 from ..core.structs import struct
 from . import judgelib
+from .hiding import git_folders, task_copies
+from .readable import allow_list
 from .tasks import Pristine, Task, TaskError, prepare_workspace
 
 ORACLE_TIMEOUT = 900.0  # hang protection only: each run of the agent's code has its budget
@@ -151,8 +153,6 @@ def oracle_env(
     private: Private, hidden: tuple[str, ...], speed: float | None, explain: bool
 ) -> dict[str, str]:
     """The oracle's whole environment: the agent's PATH (readable.py), nothing inherited."""
-    from .readable import allow_list
-
     reads = allow_list(None)
     env = {
         "PATH": reads.path_env,
@@ -236,8 +236,6 @@ def measure_speed() -> float:
 def run_oracle(task: Task, workspace: Path, explain: bool = False) -> tuple[bool, str]:
     """The task's judge on a finished workspace (laid out as `epistemic bench` does): passed,
     and its verdict line (an oracle error never passes)."""
-    from .hiding import git_folders, task_copies
-
     batch = Batch()
     try:
         private = Private(batch)

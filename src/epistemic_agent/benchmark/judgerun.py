@@ -9,10 +9,15 @@ outputs come back as its stdout and stderr; the comparisons happen in the oracle
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import secrets
+import select
 import shutil
+import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -34,8 +39,6 @@ class OracleError(Exception):
 
 
 def sha256_of(path: Path) -> str:
-    import hashlib
-
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -118,8 +121,6 @@ def copy_workspace(workspace: Path, into: Path, skip: Sequence[str] = ()) -> Pat
 
 def special(path: Path) -> bool:
     """Neither a folder, a regular file nor a symlink: a pipe, a socket, a device."""
-    import stat
-
     try:
         mode = path.lstat().st_mode
     except OSError:
@@ -278,8 +279,6 @@ def _launch(spec: dict[str, Any], fds: tuple[int, ...], timeout: float) -> dict[
 
 def _read_status(fd: int, wait: float) -> list[str]:
     """The status lines, until the supervisor closes the pipe or `wait` seconds pass."""
-    import select
-
     chunks = []
     deadline = time.monotonic() + wait
     with os.fdopen(fd, "rb") as handle:
@@ -298,8 +297,5 @@ def _read_status(fd: int, wait: float) -> list[str]:
 
 
 def _kill(pid: int) -> None:
-    import contextlib
-    import signal
-
     with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGKILL)

@@ -27,11 +27,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import signal
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ..execute.sandbox import landlock as confine_landlock
+from ..execute.sandbox import syscalls as confine_sys
+from ..execute.sandbox.apply import DEVICES
+from ..execute.sandbox.confinement import Confinement
+from ..execute.sandbox.platform import detect
 
 if TYPE_CHECKING:
     from typing import Any
@@ -72,8 +79,6 @@ def _confinement(spec: dict[str, Any]) -> Confinement | None:
     spec asks for none. Detected here, while this process is single-threaded."""
     if not spec.get("confine"):
         return None
-    from ..execute.sandbox.confinement import Confinement
-    from ..execute.sandbox.platform import detect
 
     platform = detect()
     hide = [Path(path) for path in spec.get("hide", ()) if os.path.lexists(path)]
@@ -97,7 +102,6 @@ def _new_pid_namespace(confinement: Confinement | None) -> bool:
     """The next child becomes process 1 of a new PID namespace, where namespaces are there."""
     if confinement is None or confinement.mechanism != "landlock+namespaces":
         return False
-    from ..execute.sandbox import syscalls as confine_sys
 
     try:
         confine_sys.unshare(confine_sys.CLONE_NEWPID)
@@ -139,8 +143,6 @@ def _supervise(
 
 def _private_proc() -> None:
     """A mount namespace with a /proc of the new PID namespace: no other process in sight."""
-    from ..execute.sandbox import syscalls as confine_sys
-
     confine_sys.unshare(confine_sys.CLONE_NEWNS)
     confine_sys.mount(None, "/", None, confine_sys.MS_REC | confine_sys.MS_PRIVATE)
     flags = confine_sys.MS_NOSUID | confine_sys.MS_NODEV | confine_sys.MS_NOEXEC
@@ -158,8 +160,6 @@ def _exec(spec: dict[str, Any], confinement: Confinement | None, prefix: tuple[s
         os.chdir(spec["cwd"])
         fsize = spec.get("fsize")
         if fsize is not None:
-            import resource
-
             resource.setrlimit(resource.RLIMIT_FSIZE, (int(fsize), int(fsize)))
         if confinement is not None and confinement.platform.landlock_abi is not None:
             _nest(confinement)
@@ -173,9 +173,6 @@ def _exec(spec: dict[str, Any], confinement: Confinement | None, prefix: tuple[s
 def _nest(confinement: Confinement) -> None:
     """A Landlock domain inside the supervisor's: the code cannot trace it or open its
     /proc entries (memory, descriptors, environment)."""
-    from ..execute.sandbox import landlock as confine_landlock
-    from ..execute.sandbox.apply import DEVICES
-
     view = confinement.view("change-state")
     grants = tuple(Path(path) for path in view.writable)
     devices = tuple(Path(path) for path in DEVICES)

@@ -19,6 +19,7 @@ and the result says so.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import struct
 from pathlib import Path
@@ -61,8 +62,6 @@ class Watch:
     def start(self) -> str | None:
         """Mark everything; None when watching, else why detection is unavailable."""
         try:
-            import ctypes
-
             libc = ctypes.CDLL(None, use_errno=True)
             init, mark = libc.fanotify_init, libc.fanotify_mark
             mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int]

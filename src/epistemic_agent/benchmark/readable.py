@@ -29,6 +29,8 @@ from functools import cache
 from pathlib import Path
 
 from ..core.structs import struct
+from ..execute.sandbox.readable import beneath
+from .judgelib import python3
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/dev", "/proc")
 
@@ -67,8 +69,6 @@ def allow_list(home: Path | None) -> Reads:
 def python_facts() -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """The real interpreter behind the tasks' `python3`, its installation prefixes, and the
     benchmark task folders it can import (asked once, isolated: no user site, no PYTHONPATH)."""
-    from .judgelib import python3
-
     python = os.path.realpath(python3())
     code = (
         "import json, os, sys, importlib.util as u\n"
@@ -95,6 +95,4 @@ def python_facts() -> tuple[str, tuple[str, ...], tuple[str, ...]]:
 
 
 def _beneath(path: str, folders: list[str]) -> bool:
-    from ..execute.sandbox.readable import beneath
-
     return beneath(path, tuple(folders))

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.fsutil import atomic_write
+from ..journal.sessions import ReadError, load
+from ..journal.summary import summary
 from .agent import last_line, session
 from .config import BenchConfig, Play, Running
 from .judge import Batch, Private, judge, measure_speed
@@ -100,9 +104,6 @@ def run_task(
 
 def _numbers(workspace: Path) -> dict[str, Any]:
     """Calls, shape, rejections, reverts, flags, tokens and the stop, from the journal."""
-    from ..journal.sessions import ReadError, load
-    from ..journal.summary import summary
-
     try:
         numbers = summary(load(workspace))
     except ReadError as error:
@@ -123,8 +124,6 @@ def _numbers(workspace: Path) -> dict[str, Any]:
 
 
 def _save(folder: Path, row: dict[str, Any]) -> dict[str, Any]:
-    from ..core.fsutil import atomic_write
-
     atomic_write(folder / RESULT_NAME, json.dumps(row, indent=1).encode("utf-8"))
     return row
 
@@ -146,7 +145,6 @@ def run_all(
     results = run_many([(task, None) for task in todo], config, on_done)
     rows.update((row["task"], row) for row in results)
     ordered = [rows[task.name] for task in tasks]
-    from ..core.fsutil import atomic_write
 
     body = {"model": config.model, "tasks": ordered, "totals": totals(ordered)}
     atomic_write(config.out / RESULTS_NAME, json.dumps(body, indent=1).encode("utf-8"))
@@ -160,8 +158,6 @@ def run_many(
 ) -> list[dict[str, Any]]:
     """Run each (task, play), up to `config.jobs` at a time; rows in the order given. Every
     folder is made first, so that each run's agent is hidden from all the others'."""
-    from concurrent.futures import ThreadPoolExecutor
-
     for task, play in items:
         (config.out / task.name / (play.label if play else "")).mkdir(parents=True, exist_ok=True)
     speed = config.speed if config.speed is not None or not items else measure_speed()

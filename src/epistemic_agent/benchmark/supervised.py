@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.fsutil import atomic_write
+from ..journal.reading import read_records
 from .config import BenchConfig, Play
 from .runner import run_many
 from .tasks import Task
@@ -57,7 +59,6 @@ def measure(
     rows = run_many(items, supervised, reviewed)
     per_task = [_task_row(task, [r for r in rows if r["task"] == task.name]) for task in tasks]
     body = {"supervisor": supervisor, "tasks": per_task, "totals": _totals(per_task)}
-    from ..core.fsutil import atomic_write
 
     atomic_write(config.out / SUPERVISED_NAME, json.dumps(body, indent=1).encode("utf-8"))
     return body
@@ -66,8 +67,6 @@ def measure(
 def reviews_of(workspace: Path) -> dict[str, Any]:
     """What the supervisor said in one played session: the calls it flagged or blocked, and
     its reviews that failed."""
-    from ..journal.reading import read_records
-
     journal = workspace / ".epistemic" / "journal.jsonl"
     try:
         records, _ = read_records(journal)

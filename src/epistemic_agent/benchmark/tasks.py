@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -103,7 +104,6 @@ def prepare_workspace(task: Task, workspace: Path, private: Path | None = None) 
     prepare = task.folder / "prepare"  # a Python script, like the oracle
     if not prepare.exists():
         return
-    import tempfile
 
     with tempfile.TemporaryDirectory(prefix="epistemic-prepare-", dir=private) as folder:
         copy = Path(folder) / "prepare"
@@ -119,8 +119,6 @@ class Pristine:
     into each judge's folder as the truth to compare with."""
 
     def __init__(self, within: Path | None = None) -> None:
-        import tempfile
-
         self.root = Path(tempfile.mkdtemp(prefix="epistemic-pristine-", dir=within))
         self._lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import stat
 from functools import cache
@@ -113,8 +114,6 @@ def _exchange(a: Path, b: Path) -> bool:
 @cache
 def _renameat2() -> Any:
     """libc's renameat2 (AT_FDCWD = -100, RENAME_EXCHANGE = 2), loaded once; None if absent."""
-    import ctypes
-
     try:
         return ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):

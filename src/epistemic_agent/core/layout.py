@@ -48,8 +48,6 @@ def ignore_record(record: Path) -> None:
     """Give the record folder a `.gitignore` holding `*`, unless it has one: `git add -A` in the
     workspace then stages nothing of the journal, its evidence or its captures. The session
     writes it (acts cannot see the record folder); a `.gitignore` already there is left as is."""
-    import os
-
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         handle = os.open(record / ".gitignore", flags, 0o644)

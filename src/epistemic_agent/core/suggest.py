@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 
 
 def did_you_mean(given: object, known: Iterable[str]) -> str:
     """` Did you mean 'log'?` (or two), or '' when nothing is close."""
-    import difflib
-
     if not isinstance(given, str) or not given:
         return ""
     close = difflib.get_close_matches(given, list(known), n=2, cutoff=0.6)

@@ -8,6 +8,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..policy.supervisor import SupervisorSpec
+from ..providers.replay import ReplayProvider
+from ..runtime.agent import Agent
+from ..runtime.events import JsonEvents
+from ..runtime.live.view import LiveEvents
+from ..runtime.session import Session
+from ..runtime.supervisor import make_supervisor
+
 HERE = Path(__file__).parent
 TASK = HERE / "task"
 SCRIPT = HERE / "session.json"
@@ -42,14 +50,6 @@ def run_oracle(workspace: Path) -> tuple[bool, str]:
 
 
 def run_demo(out: Path | None, json_events: bool = False, color: bool | None = None) -> int:
-    from ..policy.supervisor import SupervisorSpec
-    from ..providers.replay import ReplayProvider
-    from ..runtime.agent import Agent
-    from ..runtime.events import JsonEvents
-    from ..runtime.live.view import LiveEvents
-    from ..runtime.session import Session
-    from ..runtime.supervisor import make_supervisor
-
     workspace = prepare_workspace(out)
     task = (workspace / "task.md").read_text(encoding="utf-8").strip()
     events = JsonEvents() if json_events else LiveEvents(color=color)

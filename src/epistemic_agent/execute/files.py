@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import errno
 import os
 from pathlib import Path
@@ -240,8 +241,6 @@ def _read_text(target: Path) -> str:
 
 
 def _diff(path: str, before: str, after: str) -> bytes:
-    import difflib  # only edits pay for it
-
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
     )

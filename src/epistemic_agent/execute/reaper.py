@@ -9,6 +9,7 @@ that was not there before it started is killed (with its group) and reaped.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 from typing import TYPE_CHECKING
 
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
 def _prctl() -> Callable[[int, int], int] | None:
     """libc's prctl, or None where it cannot be had."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         prctl: Callable[[int, int], int] = libc.prctl
         return prctl

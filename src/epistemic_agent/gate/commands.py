@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..core.layout import POLICY_NAME, is_guarded
 from ..core.vocabulary import ACTS_BY_NAME
+from ..effects.tables import classifier
 from .config import GateConfig
 
 if TYPE_CHECKING:
@@ -63,13 +64,7 @@ def answers_approval(command: str) -> bool:
 
 def check_effects(command: str, act: str, config: GateConfig) -> tuple[str, str] | None:
     """What the command says it does, against the record and against the declared act."""
-    classify = config.classify
-    if classify is None:
-        from ..effects import (
-            classify as effects,  # the program tables: loaded on the first shell call only
-        )
-
-        classify = effects.classify
+    classify = config.classify or classifier()
     effect = classify(_TMPDIR.sub(config.temp, command))
     if effect.cls != "mutating":
         return None

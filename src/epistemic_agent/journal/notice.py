@@ -10,11 +10,12 @@ statuses") for the commands whose exit status follows the verdict.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from ..core.safetext import one_line
 from .records import seq_of
-from .verify import INTACT
+from .verify import INTACT, Problem, Verification, verify_journal
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -97,8 +98,6 @@ def _lines(lines: range) -> tuple[str, str]:
 
 def check_journal(journal: Path) -> Verification:
     """The chain and the head anchor beside the journal, as `epistemic verify` checks them."""
-    from .verify import verify_journal
-
     anchor = journal.parent / "head.json"
     return verify_journal(journal, anchor if anchor.is_file() else None)
 
@@ -108,8 +107,6 @@ def announce(
 ) -> None:
     """Print the notice on stderr, each line marked as epistemic's (before any other output);
     `label` names the journal when a command reads several."""
-    import sys
-
     named = f"{one_line(label)}: " if label else ""
     for line in notice(result, numbered):
         print(f"epistemic: {named}{line}", file=sys.stderr, flush=True)
@@ -117,8 +114,6 @@ def announce(
 
 def verdict_of(data: dict[str, Any]) -> Verification:
     """A verdict back from its JSON (`Verification.to_json`, as an export's manifest holds)."""
-    from .verify import Problem, Verification
-
     problems = [
         Problem(str(p.get("check")), str(p.get("message")), p.get("line"))
         for p in data.get("problems") or []

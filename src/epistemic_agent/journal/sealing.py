@@ -8,12 +8,16 @@ The record must verify first (chain, anchor, evidence, earlier seals): a seal vo
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core import sshsig
+from ..core.clock import now
 from ..core.errors import UsageError
 from ..core.structs import struct
+from .log import decode
+from .record_check import check_record, record_folder
 from .seal import NAMESPACE, SealError, Statement, fingerprint, signed_by
 
 if TYPE_CHECKING:
@@ -37,10 +41,6 @@ class Sealed:
 
 def seal(journal: Path, key: str | None) -> Sealed:
     """Check the record, then write and sign a statement of its head under `seals/`."""
-    import tempfile
-
-    from .record_check import check_record, record_folder
-
     record = record_folder(journal)
     if record is None:
         raise UsageError(f"{journal}: not in a record folder (.epistemic): nothing to seal beside")
@@ -95,8 +95,6 @@ def _free_name(folder: Path, statement: Statement) -> Path:
 
 
 def _session(journal: Path) -> str:
-    from .log import decode
-
     with journal.open("rb") as handle:
         header = decode(handle.readline().rstrip(b"\n")) or {}
     session = header.get("session") if header.get("kind") == "session" else None
@@ -106,6 +104,4 @@ def _session(journal: Path) -> str:
 
 
 def _now() -> str:
-    from ..core.clock import now
-
     return now()

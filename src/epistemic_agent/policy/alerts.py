@@ -14,7 +14,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from typing import TYPE_CHECKING
 
 from ..core.structs import struct
@@ -90,9 +93,6 @@ class Alerts:
 
 def _run(command: str, data: bytes, env: dict[str, str], timeout: float) -> dict[str, Any]:
     """A hook's command, unconfined, in the current folder (for callers without a session)."""
-    import subprocess
-    import time
-
     started = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -126,7 +126,5 @@ def _usable(stream: Any) -> bool:
 
 
 def _kill_group(pid: int) -> None:
-    import signal
-
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)

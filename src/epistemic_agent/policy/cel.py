@@ -14,16 +14,16 @@ celpy's objects (parse trees, runners, CEL values) are `Any` here.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .rules import FACT_TYPES, Rule, complete_facts, default_facts
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any
 
     from .spec import Errors, Example, RuleSpec
 
@@ -48,19 +48,50 @@ _FAILS = "the condition fails on the default facts (a bash collect-info with no 
 _TERMINALS = {"RPAR": "')'", "LPAR": "'('", "RSQB": "']'", "RBRACE": "'}'", "COMMA": "','"}
 
 
+class _Cel:
+    """The names this module uses from celpy, lark (celpy's parser) and re2."""
+
+    def __init__(self) -> None:
+        import celpy
+        import re2  # type: ignore[import-untyped]
+        from celpy.adapter import json_to_cel
+        from celpy.celparser import CELParseError
+        from celpy.celtypes import BoolType
+        from celpy.evaluation import CELEvalError, base_functions
+        from lark import Token, Tree
+        from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
+        self.Environment: Any = celpy.Environment
+        self.json_to_cel: Any = json_to_cel
+        self.CELParseError: Any = CELParseError
+        self.CELEvalError: Any = CELEvalError
+        self.BoolType: Any = BoolType
+        self.base_functions: Any = base_functions
+        self.Token: Any = Token
+        self.Tree: Any = Tree
+        self.UnexpectedCharacters: Any = UnexpectedCharacters
+        self.UnexpectedToken: Any = UnexpectedToken
+        self.re2: Any = re2
+
+
+@functools.cache
+def _cel() -> _Cel:
+    """The one accessor of celpy, lark and re2: lazy, as they cost ~120 ms to import and only a
+    policy file with rules needs them (presets and exec in a workspace without one never do)."""
+    return _Cel()
+
+
 def compile_rules(
     specs: list[RuleSpec], errors: Errors
 ) -> tuple[list[Rule], Callable[[dict[str, Any]], Any]]:
     """Compile and check every rule; faults are appended to `errors` as (line, problem)."""
-    import celpy
-    from celpy.adapter import json_to_cel
-
+    cel = _cel()
     limit = sys.getrecursionlimit()
-    env = celpy.Environment()  # sets the recursion limit to 2500: never lower it
+    env = cel.Environment()  # sets the recursion limit to 2500: never lower it
     sys.setrecursionlimit(max(limit, 2500))
 
     def prepare(facts: dict[str, Any]) -> dict[str, Any]:
-        return {key: json_to_cel(value) for key, value in facts.items()}
+        return {key: cel.json_to_cel(value) for key, value in facts.items()}
 
     defaults = prepare(default_facts())
     rules: list[Rule] = []
@@ -88,8 +119,6 @@ def compile_rules(
 def _compile(
     env: Any, spec: RuleSpec, defaults: Any, errors: Errors
 ) -> Callable[[Any], bool] | None:
-    from celpy.celparser import CELParseError
-
     name, when = f"rule {spec.id!r}", spec.when
     if len(when) > MAX_CONDITION:
         errors.append(
@@ -104,7 +133,7 @@ def _compile(
         return None
     try:
         ast = env.compile(when)
-    except CELParseError as error:
+    except _cel().CELParseError as error:
         line = spec.when_line + (getattr(error, "line", None) or 1) - 1
         column = getattr(error, "column", None)
         where = f" at column {column}" if column else ""
@@ -118,17 +147,16 @@ def _compile(
 
 
 def _make_test(runner: Any) -> Callable[[Any], bool]:
-    from celpy.celtypes import BoolType
-    from celpy.evaluation import CELEvalError
+    cel = _cel()
 
     def test(subject: Any) -> bool:
         try:
             result = runner.evaluate(subject)
-        except CELEvalError as error:
+        except cel.CELEvalError as error:
             raise ValueError(_eval_problem(error)) from None
-        if isinstance(result, CELEvalError):
+        if isinstance(result, cel.CELEvalError):
             raise ValueError(_eval_problem(result))
-        if not isinstance(result, BoolType):
+        if not isinstance(result, cel.BoolType):
             raise ValueError(f"the condition gives {_type_name(result)}, not a bool")
         return bool(result)
 
@@ -136,25 +164,23 @@ def _make_test(runner: Any) -> Callable[[Any], bool]:
 
 
 def _parse_problem(error: Exception) -> str:
-    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
-
+    cel = _cel()
     cause = error.__context__
-    if isinstance(cause, UnexpectedToken):
+    if isinstance(cause, cel.UnexpectedToken):
         token = cause.token
         found = "end of the condition" if token.type == "$END" else repr(str(token))
         wanted = sorted(_TERMINALS.get(name, "") for name in cause.expected)
         hint = f"; expected {' or '.join(wanted)}" if wanted and all(wanted) else ""
         return f"unexpected {found}{hint}"
-    if isinstance(cause, UnexpectedCharacters):
+    if isinstance(cause, cel.UnexpectedCharacters):
         return f"unexpected character {cause.char!r}"
     return " ".join(str(error).split()) or type(error).__name__
 
 
 def _static_problems(env: Any, ast: Any) -> list[tuple[int, str]]:
     """Unknown variables and functions, and regular expressions RE2 will not compile."""
-    from celpy.evaluation import base_functions
-    from lark import Token, Tree
-
+    cel = _cel()
+    base_functions, Tree = cel.base_functions, cel.Tree
     bound = _macro_variables(ast)
     names: list[Any] = []
     calls: list[Any] = []
@@ -172,7 +198,7 @@ def _static_problems(env: Any, ast: Any) -> list[tuple[int, str]]:
             args = kids[1].children if len(kids) > 1 and isinstance(kids[1], Tree) else []
             if kids[0] == "matches" and len(args) > 1:
                 patterns.append(args[1])
-        elif tree.data in ("ident", "dot_ident") and kids and isinstance(kids[0], Token):
+        elif tree.data in ("ident", "dot_ident") and kids and isinstance(kids[0], cel.Token):
             names.append(kids[0])
     known = set(base_functions) | {"has"} | MACROS
     problems = [
@@ -185,8 +211,7 @@ def _static_problems(env: Any, ast: Any) -> list[tuple[int, str]]:
 
 
 def _pattern_problems(env: Any, patterns: list[Any]) -> list[tuple[int, str]]:
-    import re2  # type: ignore[import-untyped]
-
+    re2 = _cel().re2
     options = re2.Options()
     options.log_errors = False  # RE2 would print to stderr
     problems = []
@@ -249,20 +274,18 @@ def _operands(ast: Any) -> Iterator[tuple[Any, bool]]:
 def _operand_problem(
     env: Any, operand: Any, when: str, defaults: Any, needs_bool: bool
 ) -> tuple[int, str] | None:
-    from celpy.celtypes import BoolType
-    from celpy.evaluation import CELEvalError
-
+    cel = _cel()
     try:
         value = env.program(operand).evaluate(defaults)
-    except CELEvalError as error:
+    except cel.CELEvalError as error:
         value = error
-    if isinstance(value, CELEvalError):
+    if isinstance(value, cel.CELEvalError):
         cause = value.args[1] if len(value.args) > 1 else None
         primary = "CELEvalError" not in str(value.args[0] if value.args else "")
         if not (cause is TypeError and primary):
             return None  # a missing key or index on the default facts: not a type error
         before, after = "type error in `", f"`: {_eval_problem(value)}"
-    elif needs_bool and not isinstance(value, BoolType):
+    elif needs_bool and not isinstance(value, cel.BoolType):
         before, after = "`", f"` is {_type_name(value)}; &&, || and ?: need a bool"
     else:
         return None
@@ -322,8 +345,7 @@ def _snippet(when: str, tree: Any, tokens: list[Any]) -> str:
 
 
 def _macro_variables(ast: Any) -> set[str]:
-    from lark import Tree
-
+    Tree = _cel().Tree
     bound: set[str] = set()
     for tree in ast.iter_subtrees():
         kids = tree.children
@@ -339,6 +361,4 @@ def _uses(tree: Any, names: set[str]) -> bool:
 
 
 def _is_token(value: Any) -> bool:
-    from lark import Token
-
-    return isinstance(value, Token)
+    return isinstance(value, _cel().Token)

@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.redact import check_patterns
+from ..core.vocabulary import GUARANTEES
 from .alerts import EVENTS, MAX_TIMEOUT, Hook
 from .rules import short_repr
 from .spec import read_table
@@ -98,8 +100,6 @@ def _read_secrets(value: object, spots: Spots, errors: Errors) -> dict[str, Any]
     table = read_table("secrets", value, SECRETS_KEYS, spots, errors)
     extras: dict[str, Any] = {}
     if "patterns" in table:
-        from ..core.redact import check_patterns
-
         problems = check_patterns(table["patterns"])
         where = spots.table("secrets", "patterns")
         errors.extend((where, f"[secrets]: {problem}") for problem in problems)
@@ -185,8 +185,6 @@ def _read_sandbox(value: object, spots: Spots, errors: Errors) -> dict[str, Any]
     if "require_confinement" in table:
         required = _read_required(table["require_confinement"])
         if required is None:
-            from ..core.vocabulary import GUARANTEES
-
             errors.append(
                 (
                     spots.table("sandbox", "require_confinement"),
@@ -217,8 +215,6 @@ def _read_grants(value: object) -> dict[str, tuple[str, ...]] | None:
 
 
 def _read_required(value: object) -> tuple[str, ...] | None:
-    from ..core.vocabulary import GUARANTEES
-
     if value is True:
         return tuple(GUARANTEES)
     if value is False:

@@ -6,9 +6,13 @@ headers and keys (skipping multi-line strings): enough to give every fault its l
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import TYPE_CHECKING
 
+from ..core.toml import TomlError, loads
+from .cel import compile_rules
+from .extras import read_extras, resolve_signers
 from .rules import DECISIONS, Policy, PolicyError, check_facts, short_repr
 from .spec import Errors, Example, RuleSpec, Spots
 
@@ -39,9 +43,6 @@ _TOML_WHERE = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of documen
 
 
 def read_policy(path: Path) -> Policy:
-    import hashlib
-    import tomllib
-
     source = str(path)
     try:
         with open(path, "rb") as handle:
@@ -59,8 +60,8 @@ def read_policy(path: Path) -> Policy:
             "a policy is a TOML file"
         ) from None
     try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+        document = loads(text)
+    except TomlError as error:
         raise PolicyError(_toml_error(source, str(error), text)) from None
     except RecursionError:
         raise PolicyError(f"{source}:1: TOML syntax: the file nests too deeply") from None
@@ -68,11 +69,7 @@ def read_policy(path: Path) -> Policy:
     errors: Errors = []
     default, default_message = _read_top(document, spots, errors)
     specs = _read_rules(document, spots, errors)
-    from .cel import compile_rules
-
     rules, prepare = compile_rules(specs, errors)
-    from .extras import read_extras, resolve_signers
-
     extras = read_extras(document, spots, errors)
     signers = resolve_signers(path, specs, extras, spots, errors)
     rules = [rule.with_signers(signers.get(rule.id)) for rule in rules]

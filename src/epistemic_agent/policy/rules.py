@@ -12,13 +12,16 @@ counts as matched, and an `allow` rule asks instead (`deny` stays `deny`).
 
 from __future__ import annotations
 
+import hashlib
 import re
+import shlex
 from typing import TYPE_CHECKING
 
 from ..core.layout import POLICY_NAME
 from ..core.structs import field, struct
 from ..core.tools import TOOL_NAMES
 from ..core.vocabulary import ACT_NAMES, FILE_TOOL_ACTS, is_mutating
+from ..effects.tables import classifier
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -248,8 +251,6 @@ def first_program(command: str) -> str:
     Leading assignments, the wrappers in `_WRAPPERS` and their options are skipped; the
     directory part is dropped. "" when there is none. Only the first command of a list counts:
     `cd a && npm install` -> cd (conditions that care about the rest use `effect_reasons`)."""
-    import shlex
-
     words: list[str] = []
     try:
         lexer = shlex.shlex(command[:10_000], posix=True, punctuation_chars=True)
@@ -334,9 +335,7 @@ def complete_facts(partial: dict[str, Any], classify: bool = True) -> dict[str, 
         facts["command"] = f"{tool} {facts['paths'][0]}"
     derived: dict[str, Any] = {"effect": "mutating" if facts["mutating"] else "read-only"}
     if classify and tool == "bash" and command.strip():
-        from ..effects.classify import classify as classify_command
-
-        effect = classify_command(command)
+        effect = classifier()(command)
         derived = {
             "effect": effect.cls,
             "paths": effect.to_json()["paths"],
@@ -363,8 +362,6 @@ PRESETS: dict[str, tuple[tuple[tuple[str, str, str], ...], str]] = {
 
 def preset(name: str) -> Policy:
     """A built-in policy: approve-mutating, approve-none or read-only (spaces work too)."""
-    import hashlib
-
     key = "-".join(name.strip().lower().split())
     if key not in PRESETS:
         raise PolicyError(f"unknown preset {name!r}; the presets are {', '.join(PRESETS)}")

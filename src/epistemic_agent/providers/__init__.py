@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from .base import ModelOptions, ModelSpecError, Provider, ProviderError
+from .models import lookup
+from .replay import ScriptError
 
 #: Each provider by name and the import path of its class, as mini-swe-agent names its
 #: environments: a provider's SDK is imported only when the provider is made.
@@ -51,16 +53,12 @@ def make_provider(
     `replay:session.json`. `options` default to the built-in table's entry for the model."""
     kind, model = split_spec(spec)
     if kind == "replay":
-        from .replay import ScriptError
-
         try:
             made: Provider = provider_class(kind)(Path(model))
         except ScriptError as error:
             raise ModelSpecError(str(error)) from None
         return made
     if options is None:
-        from .models import lookup
-
         options = ModelOptions(lookup(kind, model, {}))
     default_env = "ANTHROPIC_API_KEY" if kind == "anthropic" else "OPENAI_API_KEY"
     settings: dict[str, Any] = {

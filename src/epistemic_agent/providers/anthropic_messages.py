@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anthropic
+
 from ..core.tools import anthropic_tools
 from .anthropic_stream import assemble, from_anthropic
 from .base import (
@@ -42,8 +44,6 @@ class AnthropicProvider:
         timeout: float = 600.0,
         options: ModelOptions | None = None,
     ) -> None:
-        import anthropic
-
         key, self.key_hint = api_key(api_key_env, base_url, "Anthropic")
         self.model = model
         self.options = options or ModelOptions(ModelInfo(model))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable
@@ -226,3 +227,10 @@ def _retry_after(headers: Any) -> float | None:
         return float(headers.get("retry-after"))
     except (TypeError, ValueError):
         return None
+
+
+def arguments_text(arguments: Any) -> str:
+    """Arguments as the wire carries them: the string the model sent, or JSON."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, default=str)

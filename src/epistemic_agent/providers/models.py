@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.structs import struct
+from ..core.toml import TomlError, loads
 from .model_table import ALIASES, BUILTIN, DEFAULT_MAX_OUTPUT
 
 if TYPE_CHECKING:
@@ -101,15 +102,13 @@ def load_config(path: Path | None) -> dict[str, dict[str, Any]]:
     """The `[models."NAME"]` tables of a models file, checked key by key."""
     if path is None:
         return {}
-    import tomllib
-
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ModelConfigError(f"models file {path} does not exist") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ModelConfigError(f"models file {path} cannot be read: {error}") from None
-    except tomllib.TOMLDecodeError as error:
+    except TomlError as error:
         raise ModelConfigError(f"models file {path} is not valid TOML: {error}") from None
     unknown = sorted(set(data) - {"models"})
     if unknown:

@@ -3,9 +3,9 @@ whether the server takes `prompt_cache_key`."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
 from urllib.parse import urlsplit
+
+import openai
 
 from .base import ModelOptions, api_key
 from .models import ModelInfo
@@ -26,8 +26,6 @@ class OpenAIClient:
         timeout: float = 600.0,
         options: ModelOptions | None = None,
     ) -> None:
-        import openai
-
         key, self.key_hint = api_key(api_key_env, base_url, "OpenAI")
         self.model = model
         self.options = options or ModelOptions(ModelInfo(model))
@@ -46,10 +44,3 @@ def takes_cache_key(base_url: str | None, info: ModelInfo) -> bool:
     if base_url is None:
         return True
     return urlsplit(base_url).hostname == OPENAI_HOST
-
-
-def arguments_text(arguments: Any) -> str:
-    """Arguments as the wire carries them: the string the model sent, or JSON."""
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments, ensure_ascii=False, default=str)

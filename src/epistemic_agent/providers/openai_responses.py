@@ -21,9 +21,10 @@ from .base import (
     Turn,
     Usage,
     UserMessage,
+    arguments_text,
     call_sdk,
 )
-from .openai_common import OpenAIClient, arguments_text
+from .openai_common import OpenAIClient
 from .streams import count, events, get, incomplete, mid_stream_error
 
 

@@ -9,14 +9,18 @@ never runs.
 from __future__ import annotations
 
 import os
+import select
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..core.clock import now
+from ..core.identity import user
 from ..core.safetext import visible as visible  # cli_approval imports it from here
+from ..core.sshsig import SealError
 from ..core.structs import field, replace, struct
+from ..gate.signing import Signed, Statement, check, sign
 
 if TYPE_CHECKING:
     from typing import Any, TextIO
@@ -99,8 +103,6 @@ class Request:
 
     def statement(self, decision: str, answered: str, comment: str) -> Statement:
         """What an approver signs for this request (approval_signing.py)."""
-        from ..gate.signing import Statement
-
         return Statement(self.session, self.seq, self.call, decision, answered, comment)
 
 
@@ -123,8 +125,6 @@ class Answer:
 
 def who(name: str | None) -> str:
     """The approver: the name given, else the OS user."""
-    from ..core.identity import user
-
     return name.strip() if name and name.strip() else user()
 
 
@@ -168,11 +168,6 @@ class TerminalApprover:
     def _signed(self, request: Request, answer: Answer) -> Answer:
         """Sign the answer with the operator's SSH key, and check it as a file answer is
         checked: an answer the allowed signers do not vouch for is a denial."""
-        from pathlib import Path
-
-        from ..core.sshsig import SealError
-        from ..gate.signing import Signed, check, sign
-
         statement = request.statement(answer.decision, answer.at, answer.comment)
         self._say("signing the answer with your SSH key (ssh-agent, or ~/.ssh/id_ed25519)...")
         try:
@@ -217,8 +212,6 @@ class TerminalApprover:
 
     def _read(self, prompt: str, deadline: float, cancel: Cancel | None = None) -> str | None:
         """A line; "" at end of input; None when the deadline passes (or a cancel comes)."""
-        import select
-
         print(prompt, end="", file=self.out, flush=True)
         remaining = deadline - time.monotonic()
         watched: list[Any] = [self.stdin] + ([cancel] if cancel is not None else [])

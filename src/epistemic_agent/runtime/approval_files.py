@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,9 @@ from typing import TYPE_CHECKING
 from ..core.clock import epoch_of, now
 from ..core.fsutil import make_unique
 from ..core.liveness import recorder_alive
+from ..core.sshsig import SealError
+from ..gate.signing import Statement, check, parse, sign
+from ..journal.log import decode, line_hash
 from .approval import COMMENT_CAP, Answer, Channel, Request, who
 
 if TYPE_CHECKING:
@@ -106,7 +110,6 @@ def _sleep(cancel: Cancel | None) -> None:
     if cancel is None:
         time.sleep(POLL_SECONDS)
         return
-    import select
 
     select.select([cancel], [], [], POLL_SECONDS)
 
@@ -181,8 +184,6 @@ def read_answer(path: Path, request: Request) -> Answer | dict[str, Any]:
 
 def _signature(data: dict[str, Any], request: Request, comment: str) -> dict[str, Any] | str:
     """The signature's part of the approval record, or why the answer does not count."""
-    from ..gate.signing import check, parse
-
     statement, signature = data.get("statement"), data.get("signature")
     if statement is None and signature is None:
         if request.signatures == "required":
@@ -286,9 +287,6 @@ def _sign(
     record: dict[str, Any], asked: dict[str, Any], folder: Path, key: str | None
 ) -> str | None:
     """Sign the answer's statement into `record`; the problem, or None."""
-    from ..core.sshsig import SealError
-    from ..gate.signing import Statement, sign
-
     call = _call_hash(folder.parent / "journal.jsonl", asked)
     if isinstance(call, str) and call.startswith("!"):
         return call[1:]
@@ -307,8 +305,6 @@ def _sign(
 def _call_hash(journal: Path, asked: dict[str, Any]) -> str:
     """The SHA-256 of the call's line, read from the journal itself and checked against the
     request ("!problem" when they disagree: the request is not the journal's)."""
-    from ..journal.log import decode, line_hash
-
     seq, session, found = asked.get("seq"), None, None
     try:
         with journal.open("rb") as handle:

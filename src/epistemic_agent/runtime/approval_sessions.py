@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from ..core.errors import UsageError
 from ..core.layout import RECORD_DIR, Layout, workspace_of
 from ..core.structs import struct
+from ..journal.catalog import listing, named
+from .approval_files import asking, closed_path, paths_of, pending, read_json
 
 if TYPE_CHECKING:
     from typing import Any
@@ -37,8 +39,6 @@ class Place:
 def places(target: Path, session: str | None) -> list[Place]:
     """The sessions to look in, oldest first: the one `session` names (an id or a unique
     prefix), the one session folder `target` is, or every session of the workspace."""
-    from ..journal.catalog import listing, named
-
     target = target.resolve()
     owner = workspace_of(target)
     if owner is not None and target.name != RECORD_DIR and session is None:
@@ -55,8 +55,6 @@ def places(target: Path, session: str | None) -> list[Place]:
 
 def waiting(found: list[Place]) -> list[dict[str, Any]]:
     """The open requests of every place, each with `session_id`: the session it waits in."""
-    from .approval_files import pending
-
     requests = []
     for place in found:
         for item in pending(place.folder):
@@ -70,8 +68,6 @@ def folder_for(found: list[Place], seq: int) -> Path | None:
     process still waits, else the one that holds a request at all (approve then says its
     asker is gone), else the newest that closed one (it says why). None: no session has
     heard of call `seq`. AmbiguousRequest when two sessions fit equally."""
-    from .approval_files import asking, closed_path, paths_of, read_json
-
     held: list[tuple[Place, bool]] = []
     for place in found:
         try:

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from ..journal.log import Record
 from ..providers.base import Turn
+from ..reports.rationale.beliefs import summary_line, supervisor_line
 from ..reports.spend import Spend, dollars
 from .agent import Stop
 from .session import CallResult, Session
@@ -131,6 +132,5 @@ def supervisor_lines(ledger: Any) -> list[str]:
     """Beliefs tested, and the supervisor's reviews with its own tokens (not the agent's)."""
     if not ledger.beliefs and not ledger.reviews:
         return []
-    from ..reports.rationale.beliefs import summary_line, supervisor_line
 
     return [summary_line(ledger), *([supervisor_line(ledger)] if ledger.reviews else [])]

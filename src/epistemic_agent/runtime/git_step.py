@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.identity import run_git
+from ..journal.sessions import ReadError, load
+from ..reports.trace.model import build
 
 if TYPE_CHECKING:
     from typing import Any
@@ -73,8 +75,6 @@ def changes_file(workspace: Path, journal: Path, head: str, scratch: Path) -> di
     """For a workspace with the hook: the file the hook reads inside an act, and its env."""
     if not is_installed(workspace):
         return {}
-    from ..journal.sessions import ReadError, load
-    from ..reports.trace.model import build
 
     try:
         trace = build(load(journal, verify=False), evidence=False)

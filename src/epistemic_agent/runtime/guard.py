@@ -3,12 +3,15 @@ approves, the alerts, and the scrubbing of secrets from everything recorded."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.fsutil import atomic_write
 from ..core.redact import Redactor
+from ..effects.tables import classifier
 from ..policy.alerts import Alerts
 from ..policy.file import load_policy
 from ..policy.rules import (
@@ -19,6 +22,7 @@ from ..policy.rules import (
     paths_known,
     preset,
 )
+from .approval import Request
 from .approvers import choose
 
 if TYPE_CHECKING:
@@ -44,8 +48,6 @@ SCRUB_CHUNK = 1 << 20  # output is scrubbed a chunk at a time, each cut after a 
 
 
 def _sha256(path: str) -> str | None:
-    import hashlib
-
     try:
         with open(path, "rb") as handle:
             return hashlib.sha256(handle.read()).hexdigest()
@@ -133,17 +135,12 @@ class Guard:
         command = call.command or ""
         if effect is None or not effect.dynamic or "PWD" not in command:
             return effect
-        import re
 
-        from ..effects.classify import classify
-
-        return classify(re.sub(r"\$\{?PWD\}?(?![A-Za-z0-9_])", str(self.workspace), command))
+        return classifier()(re.sub(r"\$\{?PWD\}?(?![A-Za-z0-9_])", str(self.workspace), command))
 
     def request(
         self, seq: int, session: str, call: Call, effect: Effect | None, decision: Decision
     ) -> Request:
-        from .approval import Request
-
         text = self.redactor.text
         return Request(
             seq=seq,
@@ -175,8 +172,6 @@ class Guard:
         return None if named is None else self.signers_for_file(named)
 
     def _copy_signers(self, named: str) -> str:
-        import hashlib
-
         try:
             data = Path(named).read_bytes()
         except OSError:

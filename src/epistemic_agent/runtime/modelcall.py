@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from ..core.structs import field, struct
 from ..core.vocabulary import ACTS_BY_NAME, FILE_TOOL_ACTS, normalise_act
 from ..journal.log import Record
-from ..providers.base import Message, Provider, ProviderError, Turn, Usage
+from ..providers.base import Message, Provider, ProviderError, Turn, Usage, arguments_text
 from ..providers.models import ModelInfo
 from .compaction import Compaction, Compactor
 from .session import CallResult, Session
@@ -256,8 +256,6 @@ def declared_act(tool: str | None, arguments: Any) -> str | None:
 def reason_share(turn: Turn) -> dict[str, int | None]:
     """Characters of the turn's output spent on `reason` fields, and the output tokens that
     share stands for (an estimate: output tokens split by character share)."""
-    from ..providers.openai_common import arguments_text
-
     reasons = sum(
         len(r) for c in turn.calls if isinstance(r := parsed(c.arguments).get("reason"), str)
     )

@@ -16,7 +16,9 @@ from ..core.version import __version__
 from ..execute.sandbox.confinement import Confinement, ConfinementError, unmet
 from ..execute.sandbox.platform import Platform, detect
 from ..policy.rules import PolicyError
+from ..policy.supervisor import SupervisorSpec
 from .git_step import HOOK, is_installed
+from .supervisor import ROLE, make_supervisor
 
 if TYPE_CHECKING:
     from typing import Any
@@ -42,12 +44,9 @@ def platform_for(settings: Settings) -> Platform:
 def supervisor_for(policy: Policy, model: str | None) -> Supervisor | None:
     """The supervisor `--supervisor` or the policy's [supervisor] names (the flag's model over
     the file's, with the file's other settings); None when neither names a model."""
-    from ..policy.supervisor import SupervisorSpec
-
     spec = (policy.supervisor or SupervisorSpec()).with_model(model)
     if spec.model is None:
         return None
-    from .supervisor import make_supervisor
 
     return make_supervisor(spec)
 
@@ -128,8 +127,6 @@ def session_record(
     }
     record.update(guard.scrub(header)[0])
     if supervisor is not None:
-        from .supervisor import ROLE
-
         spec = supervisor.spec.with_model(supervisor.model)
         record["supervisor"] = {**spec.to_json(), "role": ROLE}
     record["policy"] = guard.header()

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import math
+import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ..core.errors import UsageError
+from ..policy.file import load_policy
+from ..policy.rules import preset
 
 if TYPE_CHECKING:
     from ..policy.rules import Policy
@@ -36,7 +43,6 @@ def command_text(words: list[str]) -> str:
     """One word is a shell command line as given; several are quoted as an argv."""
     if len(words) == 1:
         return words[0]
-    import shlex
 
     return shlex.join(words)
 
@@ -78,8 +84,6 @@ def ticket_option(parser: argparse.ArgumentParser) -> None:
 
 def ticket_of(args: argparse.Namespace) -> str | None:
     """The --ticket given, checked: one line of printable text, at most TICKET_MAX long."""
-    from ..core.errors import UsageError
-
     ticket = getattr(args, "ticket", None)
     if ticket is None:
         return None
@@ -92,11 +96,6 @@ def ticket_of(args: argparse.Namespace) -> str | None:
 
 def chosen_policy(args: argparse.Namespace) -> Policy | None:
     """The policy the options name (None: the workspace's own); PolicyError when it is bad."""
-    from pathlib import Path
-
-    from ..policy.file import load_policy
-    from ..policy.rules import preset
-
     if getattr(args, "policy", None):
         return load_policy(Path(args.policy))
     if getattr(args, "read_only", False):
@@ -108,8 +107,6 @@ def chosen_policy(args: argparse.Namespace) -> Policy | None:
 
 def seconds(text: str) -> float:
     """A positive, finite number of seconds (argparse type): `nan` and `inf` are refused."""
-    import math
-
     try:
         value = float(text)
     except ValueError:
@@ -136,7 +133,6 @@ def session_choice(args: argparse.Namespace) -> str | None:
     value = getattr(args, "session", None)
     if not isinstance(value, str):
         return None
-    from ..core.errors import UsageError
 
     wanted = value.strip().lower()
     if wanted != "new" and not (wanted and all(c in "0123456789abcdef" for c in wanted)):

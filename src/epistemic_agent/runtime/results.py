@@ -11,6 +11,7 @@ from ..execute.sandbox.platform import Platform
 from ..execute.shell import DEFAULT_TIMEOUT
 from ..gate.check import MIN_REASON
 from ..journal.evidence import DEFAULT_CAP
+from ..reports.beliefs import ASK
 
 if TYPE_CHECKING:
     from typing import Any
@@ -102,7 +103,5 @@ class CallResult:
         if self.timed_out:
             body["timed_out"] = True
         if self.act == "test-hypothesis" and self.status == "ran":
-            from ..reports.beliefs import ASK
-
             body["belief"] = ASK
         return json.dumps(body, ensure_ascii=False)

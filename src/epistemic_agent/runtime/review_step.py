@@ -10,6 +10,7 @@ from ..core.clock import now
 from ..core.structs import struct
 from ..policy.rules import Decision
 from ..reports.beliefs import agent_verdict
+from .supervisor import ROLE
 
 if TYPE_CHECKING:
     from typing import Any
@@ -124,8 +125,6 @@ class ReviewStep:
 def review_record(supervisor: Supervisor, call: Call, review: Review) -> Record:
     """The `review` record (docs/journal-format.md): the verdict or the failure, declared as a
     second opinion, with the supervisor's own tokens and cost."""
-    from .supervisor import ROLE
-
     usage = review.usage
     record: Record = {
         "kind": "review",

@@ -17,11 +17,15 @@ import sys
 import time
 from pathlib import Path
 
+from ..core.clock import now
+from ..core.identity import git_head, user
 from ..core.layout import Layout
 from ..core.structs import struct
+from ..core.version import __version__
 from ..journal.log import Position, Record, decode
 from ..journal.verify import TORN, Verification, verify_journal
 from ..journal.writer import JournalWriter
+from ..reports.rationale.report import rebuild
 
 DAMAGED = "damaged"
 MOVED = ("journal.jsonl", "head.json", "evidence", "seals", "report")
@@ -53,7 +57,6 @@ def salvage(layout: Layout) -> Salvaged:
     relative = f"{DAMAGED}/{folder.name}/journal.jsonl"
     (folder / "NOTE.md").write_text(_note(found, relative), encoding="utf-8")
     _start_journal(layout, _header(layout, header, found, relative))
-    from ..reports.rationale.report import rebuild
 
     rebuild(layout)
     return Salvaged(found, folder)
@@ -90,10 +93,6 @@ def _first_record(journal: Path) -> Record:
 
 
 def _header(layout: Layout, old: Record, found: Verification, relative: str) -> Record:
-    from ..core.clock import now
-    from ..core.identity import git_head, user
-    from ..core.version import __version__
-
     session = old.get("session")
     return {
         "kind": "session",

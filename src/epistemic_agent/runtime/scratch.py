@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..execute.reaper import Reaper
 from ..execute.sandbox.confinement import ConfinementError
 from ..execute.shell import bounded_text, run_shell
 
@@ -53,8 +54,6 @@ class Scratch:
     def reaper(self) -> Reaper:
         """Catches what a command leaves running outside its group (made once: ctypes)."""
         if self._reaper is None:
-            from ..execute.reaper import Reaper
-
             self._reaper = Reaper()
         return self._reaper
 

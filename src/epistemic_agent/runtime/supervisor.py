@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 from ..core.structs import field, struct
 from ..policy.supervisor import SupervisorSpec
+from ..providers import ModelSpecError, make_provider, split_spec
 from ..providers.base import ProviderError, Turn, Usage, UserMessage
+from .supervisor_script import ScriptedSupervisor, SupervisorScriptError
 
 if TYPE_CHECKING:
     from typing import Any
@@ -217,16 +219,10 @@ def _since(started: float) -> float:
 def make_supervisor(spec: SupervisorSpec, timeout: float = 120.0) -> Supervisor:
     """The supervisor a spec names: `replay:PATH` plays a verdict script; any other model goes
     through the same providers (official SDKs) as the agent. ModelSpecError for bad input."""
-    from ..providers import ModelSpecError, make_provider, split_spec
-
     if not spec.model:
         raise ModelSpecError("no supervisor model: name one with --supervisor or [supervisor]")
     kind, model = split_spec(spec.model)
     if kind == "replay":
-        from pathlib import Path
-
-        from .supervisor_script import ScriptedSupervisor, SupervisorScriptError
-
         try:
             return Supervisor(spec, ScriptedSupervisor(Path(model)), None)
         except SupervisorScriptError as error:

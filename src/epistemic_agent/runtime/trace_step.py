@@ -4,6 +4,7 @@ of the session and its git hook (git_step.py). A collaborator of `Session`."""
 
 from __future__ import annotations
 
+import os
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -63,8 +64,6 @@ class TraceStep:
     def _hidden_files(self) -> frozenset[tuple[int, int]]:
         """Device and inode of each file hidden from acts inside the workspace: the session
         never copies or diffs one, even after an act moved a folder holding it."""
-        import os
-
         root = str(self.workspace) + os.sep
         found: set[tuple[int, int]] = set()
         for path in self.confinement.hidden:

@@ -3,6 +3,7 @@ in-place editing (perl -i, ruby -i) writes, and `python -m` runs the module's ow
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 
@@ -54,8 +55,6 @@ def _python_code(c: Cmd, code: str | None) -> None:
 
 def _python_pure(code: str) -> bool:
     """Only imports of sys/platform/math and expressions calling pure builtins (print)."""
-    import ast
-
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -72,8 +71,6 @@ def _python_pure(code: str) -> bool:
 
 
 def _python_expr(node: object, imported: set[str]) -> bool:
-    import ast
-
     for sub in ast.walk(node):  # type: ignore[arg-type]
         if isinstance(sub, ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom):
             return False
@@ -87,8 +84,6 @@ def _python_expr(node: object, imported: set[str]) -> bool:
 
 
 def _python_call(func: object, imported: set[str]) -> bool:
-    import ast
-
     if isinstance(func, ast.Name):
         return func.id in _PY_PURE_CALLS
     if isinstance(func, ast.Attribute):

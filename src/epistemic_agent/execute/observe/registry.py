@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+from . import fanotify_kernel
 from .base import DEFAULT_IGNORE, Observer, WorkspaceObserver
 
 OBSERVERS: dict[str, str] = {
@@ -41,6 +42,4 @@ def outside_observer(folder: Path) -> Observer:
 
 
 def _fanotify_or(folder: Path, fallback: str) -> str:
-    from . import fanotify_kernel
-
     return "fanotify" if fanotify_kernel.available(folder) else fallback

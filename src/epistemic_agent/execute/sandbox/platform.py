@@ -21,11 +21,15 @@ none
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from functools import cache
 
+from ...core.programs import system_program
 from ...core.structs import struct
 from ...core.vocabulary import GUARANTEES
+from . import landlock as confine_landlock
+from . import syscalls as confine_sys
 
 MECHANISMS = ("landlock+namespaces", "bwrap", "landlock", "none")
 
@@ -117,7 +121,6 @@ def prepare() -> str | None:
         return None
     if threading.active_count() > 1:
         return "the process already runs threads: call prepare() before starting any"
-    from . import syscalls as confine_sys
 
     try:
         confine_sys.enter_user_namespace()
@@ -140,8 +143,6 @@ def detect(probe_bwrap: bool = False) -> Platform:
 
 def _probe_landlock() -> tuple[int | None, str | None]:
     try:
-        from . import landlock as confine_landlock
-
         return confine_landlock.abi_version(), None
     except (OSError, AttributeError) as error:  # AttributeError: no such libc symbol
         return None, str(error)
@@ -153,7 +154,6 @@ def _probe_namespaces() -> tuple[str | None, str | None]:
         why = prepare()
         if why is not None:
             return None, f"not root, and {why}"
-    from . import syscalls as confine_sys
 
     failure: list[str] = []
 
@@ -173,10 +173,6 @@ def _probe_namespaces() -> tuple[str | None, str | None]:
 
 
 def _probe_bwrap() -> tuple[str | None, str | None]:
-    import subprocess
-
-    from ...core.programs import system_program
-
     path = system_program("bwrap")
     if path is None:
         return None, "not installed"

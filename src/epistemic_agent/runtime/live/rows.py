@@ -13,15 +13,16 @@ the terminal's width, never wrapped.
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
+
+from rich.text import Text
 
 from ...reports.spend import dollars
 from ..events import printable
 
 if TYPE_CHECKING:
     from typing import Any
-
-    from rich.text import Text
 
     from ...journal.log import Record
     from ..agent import Stop
@@ -42,8 +43,6 @@ def visible_line(text: str) -> str:
 
 def wrapped(text: str, width: int, most: int = REASON_LINES) -> list[str]:
     """Text in lines of at most `width`, at most `most` of them (the last cut with …)."""
-    import textwrap
-
     lines = textwrap.wrap(text, max(width, 20), break_on_hyphens=False)
     if len(lines) > most:
         lines = [*lines[: most - 1], " ".join(lines[most - 1 :])]
@@ -51,8 +50,6 @@ def wrapped(text: str, width: int, most: int = REASON_LINES) -> list[str]:
 
 
 def _head(mark: str, seq: int, label: str, command: str, style: str) -> Text:
-    from rich.text import Text
-
     head = Text(f"{mark} {seq:>{SEQ_WIDTH}} ", style=style)
     head.append(f"{label:<{ACT_WIDTH}} ", style=f"bold {style}".strip())
     head.append(visible_line(command))
@@ -61,8 +58,6 @@ def _head(mark: str, seq: int, label: str, command: str, style: str) -> Text:
 
 def start_lines(record: Record, width: int) -> list[Text]:
     """A call as it starts: seq, act and command as journaled; then its reason."""
-    from rich.text import Text
-
     command = str(record.get("command") or "")
     act = record.get("act")
     lines = [_head("●", int(record["seq"]), str(act or "-"), command, "cyan")]
@@ -78,8 +73,6 @@ def start_lines(record: Record, width: int) -> list[Text]:
 def finish_line(result: CallResult, width: int) -> Text:
     """How a declared call ended: ✓ or ✗, its duration, and for a failure the line of its
     output that says why (the last meaningful one: the exception, the assertion)."""
-    from rich.text import Text
-
     took = f"{result.duration:.2f} s"
     if result.status == "ran" and result.ok:
         line = Text(f"{INDENT}✓ {took}", style="green")
@@ -103,8 +96,6 @@ def finish_line(result: CallResult, width: int) -> Text:
 def rejection_lines(result: CallResult, command: str, width: int) -> list[Text]:
     """A call refused before it was declared (by the gate or a policy rule): its own style,
     the same columns; the rule and its message on the second line."""
-    from rich.text import Text
-
     shown = command if result.tool in ("bash", "(none)") else f"{result.tool} {command}"
     lines = [_head("⊘", result.seq, "rejected", shown.strip(), "red")]
     why = f"{result.rule}: {result.message}" if result.rule else str(result.message or "")
@@ -123,8 +114,6 @@ def meaningful(text: str) -> str:
 
 def answer_line(stop: Stop, answer: AnswerTotals, elapsed: float, width: int) -> Text:
     """The REPL's one line after an answer."""
-    from rich.text import Text
-
     finished = stop.reason == "finished"
     parts = ["finished" if finished else f"stopped: {stop.reason} ({stop.message})"]
     calls = answer.seqs
@@ -155,8 +144,6 @@ def _cut(lines: list[Text], width: int) -> list[Text]:
 
 def review_line(review: dict[str, Any]) -> Text:
     """The supervisor's flag, block or failure under its call's row (an ok says nothing)."""
-    from rich.text import Text
-
     said = review.get("verdict") or f"failed ({review.get('failure')})"
     note = visible_line(str(review.get("note") or ""))
     return Text(f"   supervisor {said}: ", style="bold magenta") + Text(note)

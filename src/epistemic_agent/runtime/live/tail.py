@@ -15,6 +15,12 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from rich.console import Group
+from rich.live import Live
+from rich.text import Text
+
+from .rows import INDENT, visible_line
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
@@ -96,7 +102,6 @@ class Activity:
         self._what = what
         if not self.console.is_terminal or self.console.is_dumb_terminal:
             return  # no cursor tricks off a terminal: the lines around it say it all
-        from rich.live import Live
 
         self._label, self._tail, self._started = label, tail, time.monotonic()
         self._stopping.clear()
@@ -123,19 +128,12 @@ class Activity:
         return True
 
     def render(self) -> RenderableType:
-        from rich.text import Text
-
         try:
             return self._render()
         except Exception:  # a tail that cannot be read shows no tail
             return Text(self._label)
 
     def _render(self) -> RenderableType:
-        from rich.console import Group
-        from rich.text import Text
-
-        from .rows import INDENT, visible_line
-
         elapsed = time.monotonic() - self._started
         frame = SPINNER[int(elapsed * REFRESH * 2) % len(SPINNER)]
         line = Text(f"{INDENT}{frame} {self._label} {elapsed:.1f} s", style="cyan")

@@ -13,6 +13,9 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from rich.console import Console
+from rich.text import Text
+
 from ...core.tokens_text import tokens_line
 from ..events import printable, spend_lines, supervisor_lines, usage_line
 from .rows import answer_line, finish_line, rejection_lines, review_line, start_lines
@@ -32,8 +35,6 @@ class LiveEvents:
     """What a person watching the terminal sees (see the module's docstring)."""
 
     def __init__(self, stream: TextIO | None = None, color: bool | None = None) -> None:
-        from rich.console import Console
-
         no_color = None if color is None else not color  # None: rich reads NO_COLOR
         self.console = Console(file=stream or sys.stdout, highlight=False, no_color=no_color)
         self.activity = Activity(self.console)
@@ -56,8 +57,6 @@ class LiveEvents:
 
     def model_delta(self, step: int, kind: str, text: str) -> None:
         """The model's text (and its thinking, dimmer) as it arrives."""
-        from rich.text import Text
-
         self.activity.stop()
         if self._streaming is not None and self._streaming != kind:
             self.console.print()
@@ -66,8 +65,6 @@ class LiveEvents:
         self.console.print(Text(printable(text), style=style), end="", soft_wrap=True)
 
     def model_finished(self, step: int, turn: Turn, latency: float) -> None:
-        from rich.text import Text
-
         self.activity.stop()
         streamed = self._streaming is not None
         self._end_stream()
@@ -121,8 +118,6 @@ class LiveEvents:
         return self.activity.interrupted()
 
     def notice(self, text: str) -> None:
-        from rich.text import Text
-
         self.activity.stop()
         self._end_stream()
         self.console.print(Text(printable(text), style="bold"), soft_wrap=True)
@@ -131,8 +126,6 @@ class LiveEvents:
 
     def summary(self, session: Session, stop: Stop) -> None:
         """`run` and `demo`: the answer, then what the session came to, with copyable paths."""
-        from rich.text import Text
-
         self.activity.stop()
         self._end_stream()
         totals = session.report.totals
@@ -158,8 +151,6 @@ class LiveEvents:
 
     def answered(self, stop: Stop, elapsed: float) -> None:
         """The REPL: the answer, then one line for what it took."""
-        from rich.text import Text
-
         self.activity.stop()
         self._end_stream()
         if stop.final.strip() and not self._streamed_final:
