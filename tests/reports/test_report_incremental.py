@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from epistemic_agent.core.layout import Layout
-from epistemic_agent.journal.log import JournalWriter
+from epistemic_agent.journal.writer import JournalWriter
 from epistemic_agent.reports.rationale import beliefs as render_beliefs
 from epistemic_agent.reports.rationale import report as report_module
 from epistemic_agent.reports.rationale.report import Report, rebuild

@@ -23,7 +23,7 @@ from epistemic_agent.journal import sessions
 from epistemic_agent.policy.rules import preset
 from epistemic_agent.reports.html import page as html_report
 from epistemic_agent.reports.html.assets import JS, SCRIPT_HASH
-from epistemic_agent.reports.plot import ACT_COLOURS, status_of
+from epistemic_agent.reports.marks import ACT_COLOURS, status_of
 from epistemic_agent.runtime.approval import Answer, Request
 from epistemic_agent.runtime.session import Session
 

@@ -218,7 +218,7 @@ def _register_bench(sub: Any) -> None:
 
 
 def _register_mcp(sub: Any) -> None:
-    from ..mcp.server import register
+    from .mcp import register
 
     register(sub)
 

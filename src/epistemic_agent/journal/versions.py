@@ -11,6 +11,7 @@ too large, not a regular file, no copy from before) has `skipped` instead, which
 
 from __future__ import annotations
 
+import difflib
 from typing import TYPE_CHECKING
 
 from ..execute.baseline import DIRECTORY, GONE, Baseline, is_binary
@@ -142,7 +143,6 @@ def _ref(store: EvidenceStore, content: bytes | None) -> object:
 
 def unified(path: str, before: bytes, after: bytes) -> bytes:
     """The unified diff of two contents, headed `a/PATH` and `b/PATH` as the file tools'."""
-    import difflib
 
     old = before.decode("utf-8", "surrogateescape").splitlines(keepends=True)
     new = after.decode("utf-8", "surrogateescape").splitlines(keepends=True)

@@ -13,18 +13,21 @@ import sys
 import threading
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from ..core.cancel import Cancel
 from ..core.tools import TOOL_SPECS
 from ..core.version import __version__
 from ..runtime.prompt import system_prompt
+from ..runtime.results import Settings
+from ..runtime.session import Session
+from .front import Front, divert_stdout, negotiated
 
 if TYPE_CHECKING:
     from typing import Any
 
     from ..policy.rules import Policy
-    from ..runtime.session import Session
 
 SERVER_NAME = "epistemic"
 PROGRESS_EVERY = 10.0  # seconds between progress notifications while a call waits or runs
@@ -101,8 +104,6 @@ class Gatekeeper:
 
     def _open(self, client: dict[str, Any]) -> Session:
         if self.session is None:
-            from ..runtime.session import Session, Settings
-
             settings = Settings(
                 approval_timeout=self.approval_timeout,
                 approval_channel="file",
@@ -145,11 +146,21 @@ def _client_of(ctx: Any) -> dict[str, Any]:
     return {"name": getattr(info, "name", None), "version": getattr(info, "version", None)}
 
 
+def sdk() -> SimpleNamespace:
+    """The MCP SDK and anyio: the one accessor for them. Lazy because importing them takes about
+    a second, and the front (front.py) answers the client's handshake meanwhile."""
+    import anyio
+    import mcp_types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    return SimpleNamespace(anyio=anyio, types=mcp_types, Server=Server, stdio_server=stdio_server)
+
+
 def build_server(keeper: Gatekeeper) -> Any:
     """The SDK server with the four tools."""
-    import anyio
-    import mcp_types as types
-    from mcp.server.lowlevel import Server
+    loaded = sdk()
+    anyio, types, Server = loaded.anyio, loaded.types, loaded.Server
 
     tools = [
         types.Tool(
@@ -199,11 +210,9 @@ def build_server(keeper: Gatekeeper) -> Any:
 async def _keep_alive(ctx: Any, every: float) -> None:
     """Progress notifications while a call waits for approval or runs, for clients that sent
     a progress token (they may count them as signs of life instead of timing the call out)."""
-    import anyio
-
     beats = 0
     while True:
-        await anyio.sleep(every)
+        await sdk().anyio.sleep(every)
         beats += 1
         message = f"still working after {beats * every:g} s (an approval, or a command)"
         await ctx.session.report_progress(beats, None, message)
@@ -211,7 +220,6 @@ async def _keep_alive(ctx: Any, every: float) -> None:
 
 def handshake_answers() -> dict[str, Any]:
     """What the front answers before the SDK is ready: exactly what the SDK would say."""
-    from .front import negotiated
 
     def initialize(params: Any) -> dict[str, Any]:
         requested = params.get("protocolVersion") if isinstance(params, dict) else None
@@ -246,9 +254,7 @@ def _tool_json(spec: Any) -> dict[str, Any]:
 
 def serve(keeper: Gatekeeper) -> None:
     """Serve over stdio until the client closes the connection: the front answers the
-    handshake at once (mcp_front.py) while the SDK loads, then the SDK serves the rest."""
-    from .front import Front, divert_stdout
-
+    handshake at once (front.py) while the SDK loads, then the SDK serves the rest."""
     wire = divert_stdout()
     ready = threading.Event()
     loaded: dict[str, Any] = {}
@@ -282,91 +288,11 @@ def serve(keeper: Gatekeeper) -> None:
 def _load_sdk(keeper: Gatekeeper, loaded: dict[str, Any], ready: threading.Event) -> None:
     """Import the SDK and build the server (in a thread, while the front answers)."""
     try:
-        import anyio
-        from mcp.server.stdio import stdio_server
-
-        loaded.update(anyio=anyio, stdio_server=stdio_server, server=build_server(keeper))
+        found = sdk()
+        loaded.update(
+            anyio=found.anyio, stdio_server=found.stdio_server, server=build_server(keeper)
+        )
     except BaseException as error:  # reported by the main thread
         loaded["error"] = error
     finally:
         ready.set()
-
-
-def register(sub: Any) -> None:
-    from ..runtime.options import (
-        policy_options,
-        session_option,
-        supervisor_option,
-        ticket_option,
-        workspace_option,
-    )
-
-    p = sub.add_parser(
-        "mcp",
-        help="serve the four tools to any MCP client (stdio)",
-        description="An MCP server over stdio: bash, read_file, write_file and "
-        "str_replace_edit behind the gate, policy, journal and report of the workspace. "
-        "Approvals go through `epistemic pending` / `approve` / `deny` (stdio belongs to "
-        "the protocol). Logs go to stderr.",
-    )
-    workspace_option(p)
-    policy_options(p)
-    session_option(p, writer=True)
-    supervisor_option(p)
-    ticket_option(p)
-    p.add_argument(
-        "--progress-interval",
-        type=float,
-        default=PROGRESS_EVERY,
-        metavar="SECONDS",
-        help="seconds between progress notifications while a call waits or runs, for clients "
-        f"that ask for them (default {PROGRESS_EVERY:g})",
-    )
-    p.set_defaults(handler=_cmd_mcp)
-
-
-def _cmd_mcp(args: Any) -> int:
-    from ..core.errors import UsageError
-    from ..execute.sandbox.confinement import probe, unmet, warning
-    from ..execute.sandbox.platform import detect
-    from ..journal.catalog import for_writing
-    from ..policy.rules import PolicyError
-    from ..runtime.guard import workspace_policy
-    from ..runtime.options import chosen_policy, session_choice
-
-    directory = Path(args.directory).resolve()
-    if not directory.is_dir():
-        raise UsageError(f"workspace {args.directory} is not a directory")
-    if args.approval_timeout is not None and not args.approval_timeout > 0:
-        raise UsageError("--approval-timeout must be a positive number of seconds")
-    named = chosen_policy(args)
-    policy = named or workspace_policy(directory)  # a bad policy stops here
-    policy.check_signers()
-    confinement = probe(detect(), directory, policy.writable)  # before the SDK starts threads
-    problem = unmet(policy.require_confinement, confinement)
-    if problem is not None:
-        raise PolicyError(f"{policy.source}: {problem}")
-    if not args.progress_interval > 0:
-        raise UsageError("--progress-interval must be a positive number of seconds")
-    from ..providers import ProviderError
-    from ..runtime.options import supervisor_error, ticket_of
-    from ..runtime.session import supervisor_for
-
-    try:
-        supervisor = supervisor_for(policy, args.supervisor)
-    except ProviderError as error:
-        raise UsageError(supervisor_error(error)) from None
-    keeper = Gatekeeper(
-        directory, policy, args.approval_timeout, implicit=named is None, supervisor=supervisor
-    )
-    keeper.ticket = ticket_of(args)
-    keeper.progress_every = args.progress_interval
-    keeper.session_choice = session_choice(args)
-    if keeper.session_choice not in (None, "new"):  # an unknown id stops here, not at a call
-        for_writing(directory, keeper.session_choice, True)
-    print(f"epistemic mcp: serving {directory} (policy {policy.source})", file=sys.stderr)
-    note = warning(confinement)
-    if note is not None:
-        print(note, file=sys.stderr)
-    serve(keeper)
-    return 0

@@ -4,10 +4,12 @@ and how each ended."""
 
 from __future__ import annotations
 
+from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
 from ..core.vocabulary import act_order
 from ..journal.sessions import Loaded
+from .spend import dollars
 from .stats import session_stats
 
 if TYPE_CHECKING:
@@ -80,7 +82,6 @@ def label(view: CallView) -> str:
 
 def align(first: list[CallView], second: list[CallView]) -> list[dict[str, Any]]:
     """The two act sequences aligned by difflib, one row per pair (or lone call)."""
-    from difflib import SequenceMatcher
 
     labels = [label(v) for v in first], [label(v) for v in second]
     matcher = SequenceMatcher(None, *labels, autojunk=False)  # 7 labels: all would be "junk"
@@ -222,7 +223,6 @@ def _reverts(result: dict[str, Any]) -> list[str]:
 
 def _cost(result: dict[str, Any]) -> list[str]:
     """Tokens and cost of each side, in all and per act type."""
-    from .spend import dollars
 
     a, b = result["a"]["spend"], result["b"]["spend"]
     lines = [f"{'cost':<16} {'a':>22} {'b':>22}"]
@@ -240,7 +240,6 @@ def _cost(result: dict[str, Any]) -> list[str]:
 
 
 def _act_cost(bucket: dict[str, Any] | None) -> str:
-    from .spend import dollars
 
     if bucket is None:
         return "-"

@@ -1,168 +1,48 @@
 """`epistemic plot`: a session's timeline and shape as a picture (PNG or SVG), with matplotlib.
 
-The palette and the meaning of each mark are defined here once: the HTML report
-(html_report.py) draws the same timeline and shape as inline SVG from `marks` and `shape`.
-matplotlib is imported only inside `plot_session`: importing it takes most of a second.
+Only `epistemic plot` imports this module (importing matplotlib takes most of a second); what
+the picture shows is defined in marks.py, which the HTML report shares.
 """
 
 from __future__ import annotations
 
-import datetime
-from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.textpath import TextPath
+from matplotlib.ticker import MaxNLocator
 
 from ..core.safetext import one_line
-from ..core.structs import struct
-from ..core.vocabulary import ACT_NAMES, act_order
-from ..journal.records import seq_of
+from ..core.vocabulary import ACT_NAMES
+from .marks import (
+    ACT_COLOURS,
+    FLAG_COLOUR,
+    NO_ACT,
+    STATUSES,
+    colour,
+    dead_end,
+    lanes,
+    marks,
+    shape,
+    subtitle,
+    title,
+)
+
+mpl: Any = matplotlib  # typed loosely: its rcParams keys are Literal types
+mpl.use("Agg")  # no display: files only
 
 if TYPE_CHECKING:
-    from typing import Any
-
-    from ..journal.records import CallView
     from ..journal.sessions import Loaded
+    from .marks import Mark
 
-#: One colour per act (the Okabe–Ito palette: tells apart for colour-blind readers too).
-ACT_COLOURS: dict[str, str] = {
-    "collect-info": "#56B4E9",
-    "test-hypothesis": "#CC79A7",
-    "verify": "#009E73",
-    "change-state": "#0072B2",
-    "setup": "#E69F00",
-    "revert": "#D55E00",
-    "cleanup": "#7F7F7F",
-}
-OTHER_COLOUR = "#B0B0B0"  # no act (rejected before its act was known), or an unknown act
-FLAG_COLOUR = "#C00000"
-NO_ACT = "-"  # the lane (and filter value) of calls without a valid act
-#: A call's status, as the timeline marks it and the HTML filters it, with its legend text.
-STATUSES: dict[str, str] = {
-    "ok": "ran ok",
-    "failed": "ran, failed",
-    "rejected": "rejected (did not run)",
-    "denied": "denied by a human (did not run)",
-    "unknown": "outcome unknown",
-}
 FORMATS = {".png": "png", ".svg": "svg"}
-
-
-def colour(act: str) -> str:
-    """The colour of an act (grey for no act or an act outside the vocabulary)."""
-    return ACT_COLOURS.get(act, OTHER_COLOUR)
-
-
-@struct
-class Mark:
-    """One call on the timeline."""
-
-    seq: int
-    act: str  # an act name, or NO_ACT
-    status: str  # a key of STATUSES
-    flagged: bool
-    start: float | None  # seconds from the session's start to the declaration
-    duration: float | None  # seconds the call ran, when an outcome says
-
-
-def dead_end(mark: Mark) -> bool:
-    """A revert the session went through with (one that was rejected or denied did not run)."""
-    return mark.act == "revert" and mark.status not in ("rejected", "denied")
-
-
-def status_of(view: CallView) -> str:
-    """ok / failed / rejected / denied / unknown."""
-    if view.status == "ran":
-        return "ok" if view.ok else "failed"
-    return view.status if view.status in STATUSES else "unknown"
-
-
-def marks(session: Loaded) -> list[Mark]:
-    """Every call of the session, in order, as the timeline draws it."""
-    origin = _origin(session)
-    durations = {
-        seq: r["duration"]
-        for r in session.of_kind("outcome")
-        if isinstance(r.get("duration"), int | float) and (seq := seq_of(r)) is not None
-    }
-    found = []
-    for view in session.views:
-        at = seconds(view.t)
-        found.append(
-            Mark(
-                seq=view.seq,
-                act=view.act or NO_ACT,
-                status=status_of(view),
-                flagged=bool(view.flags),
-                start=None if at is None or origin is None else round(at - origin, 3),
-                duration=durations.get(view.seq),
-            )
-        )
-    return found
-
-
-def lanes(found: list[Mark]) -> list[str]:
-    """The timeline's rows: the seven acts in vocabulary order, then any other act present."""
-    extra = sorted({m.act for m in found} - set(ACT_NAMES) - {NO_ACT})
-    return [*ACT_NAMES, *extra, *([NO_ACT] if any(m.act == NO_ACT for m in found) else [])]
-
-
-def shape(session: Loaded) -> list[tuple[str, int]]:
-    """Calls per act, in vocabulary order (every act, even at 0); rejected calls are not counted."""
-    counts: dict[str, int] = dict.fromkeys(ACT_NAMES, 0)
-    for view in session.views:
-        if view.status != "rejected" and view.act:
-            counts[view.act] = counts.get(view.act, 0) + 1
-    return sorted(counts.items(), key=lambda item: act_order(item[0]))
-
-
-def seconds(text: str | None) -> float | None:
-    """An ISO 8601 timestamp as seconds since the epoch (None when absent or malformed)."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def _origin(session: Loaded) -> float | None:
-    started = seconds(session.header.get("started"))
-    if started is not None:
-        return started
-    return next((s for r in session.records if (s := seconds(r.get("t"))) is not None), None)
-
-
-def counts(found: list[Mark]) -> Counter[str]:
-    """Calls by status (a key of STATUSES), and under `flagged` how many were flagged."""
-    tally = Counter(m.status for m in found)
-    tally["flagged"] = sum(1 for m in found if m.flagged)
-    return tally
-
-
-def title(session: Loaded) -> str:
-    """`NAME: task` (the task cut to one short line; control characters as escapes)."""
-    task = " ".join(str(session.header.get("task") or "").split())
-    task = task if len(task) <= 90 else task[:87] + "..."
-    return one_line(f"{session.name}: {task}" if task else session.name)
-
-
-def subtitle(session: Loaded, found: list[Mark]) -> str:
-    """Counts and the integrity verdict, one line."""
-    tally = counts(found)
-    parts = [f"{len(found)} call(s)"]
-    parts += [f"{tally[s]} {s}" for s in [*STATUSES, "flagged"] if tally[s] and s != "ok"]
-    integrity = session.integrity.status if session.integrity else "not verified"
-    return " · ".join([*parts, f"journal {integrity}"])
 
 
 def plot_session(session: Loaded, out: Path, over_time: bool = False) -> None:
     """Draw the timeline over the shape and save it; the format follows `out`'s suffix."""
-    import matplotlib
-
-    mpl: Any = matplotlib  # typed loosely: its rcParams keys are Literal types
-    mpl.use("Agg")
-    from matplotlib.figure import Figure
-
     found = marks(session)
     rows = lanes(found)
     settings = {"svg.fonttype": "none", "svg.hashsalt": "epistemic", "font.size": 9}
@@ -235,8 +115,6 @@ def _marker(name: str) -> Any:
     """A matplotlib marker; "?" is the glyph's outline, centred."""
     if name != "?":
         return name
-    from matplotlib.textpath import TextPath
-
     box = TextPath((0, 0), "?", size=1).get_extents()
     return TextPath((-box.x0 - box.width / 2, -box.y0 - box.height / 2), "?", size=1)
 
@@ -259,14 +137,10 @@ def _marks(axes: Any, pairs: list[tuple[float, Mark]], y: dict[str, int], size: 
 
 
 def _integers() -> Any:
-    from matplotlib.ticker import MaxNLocator
-
     return MaxNLocator(integer=True, min_n_ticks=1)
 
 
 def _legend() -> list[Any]:
-    from matplotlib.lines import Line2D
-
     grey, handles = "#555555", []
     for status, (marker, _, filled) in _STYLES.items():
         face, edge = (grey if filled else "white"), ("black" if status == "failed" else grey)

@@ -7,11 +7,13 @@ it matches its hash, and what cannot be shown is said (`problems`)."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from ..journal.blobs import read_blob
 from ..journal.log import Record
+from .rationale.words import before_calls
 
 if TYPE_CHECKING:
     from typing import Any
@@ -67,7 +69,6 @@ def gather(loaded: Loaded, seq: int) -> dict[str, Any]:
 def preceding_text(records: list[Record], seq: int) -> list[str]:
     """The model's words (`text` records) since the call before this one, in order; words
     that ended a turn (a final answer, then a new user message) belong to no call."""
-    from .rationale.words import before_calls
 
     return before_calls(records).get(seq, [])
 
@@ -160,7 +161,6 @@ def _facts(declared: Record, approvals: list[Record], outcome: Record) -> list[s
 
 
 def _compact(value: dict[str, Any]) -> str:
-    import json
 
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 

@@ -3,14 +3,20 @@ their totals over many sessions, and what each revert undid. Read from the journ
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.layout import RECORD_DIR
 from ..core.vocabulary import act_order
 from ..journal.records import seq_of
 from ..journal.sessions import Loaded
 from ..journal.summary import summary
+from .beliefs import Ledger
 from .spend import BUCKET, dollars, spend_of
+from .stats_table import fit, terminal_width, wrapped
+from .trace.model import build
 
 if TYPE_CHECKING:
     from typing import Any
@@ -76,7 +82,6 @@ def session_stats(loaded: Loaded) -> dict[str, Any]:
 def unverified_changes(loaded: Loaded) -> int:
     """Change-state and revert calls that changed a file no passing verify followed
     (trace.py; the `trace/unverified` findings of lint)."""
-    from .trace.model import build
 
     trace = build(loaded, evidence=False)
     return len(
@@ -182,7 +187,6 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def beliefs_stats(records: list[Record]) -> dict[str, Any]:
     """Beliefs tested and how they were settled; the supervisor's reviews and its own
     tokens and cost (apart from the agent's)."""
-    from .beliefs import Ledger
 
     ledger = Ledger()
     for record in records:
@@ -217,7 +221,6 @@ ACT_COLUMNS = {
 def table(rows: list[dict[str, Any]], total: dict[str, Any], width: int | None = None) -> list[str]:
     """One line per session, then TOTALS, then the act shares over all of them; as wide as
     the terminal (stats_table.py), or `width`."""
-    from .stats_table import fit, terminal_width, wrapped
 
     width = terminal_width() if width is None else width
     header = ["session", "calls", *ACT_COLUMNS.values(), "rej", "fail", "unk"]
@@ -259,10 +262,6 @@ def supervisor_text(supervisor: dict[str, Any]) -> str:
 def labels(rows: list[dict[str, Any]]) -> list[str]:
     """Short names: each workspace relative to the folder all of them share. A bare journal
     file (not in a `.epistemic` folder) is named by its file when its folder is another's."""
-    import os
-    from pathlib import Path
-
-    from ..core.layout import RECORD_DIR
 
     if len(rows) < 2:
         return [row["name"] for row in rows]

@@ -9,6 +9,7 @@ as wide tables are wrapped elsewhere. The whole of every value is in `--json`.
 
 from __future__ import annotations
 
+import shutil
 from typing import TYPE_CHECKING
 
 from ..core.safetext import one_line
@@ -23,7 +24,6 @@ TEXT_LEAST = 8  # nor is a text column cut narrower
 
 def terminal_width() -> int:
     """COLUMNS, else the terminal's width, else 80 (never below 20)."""
-    import shutil
 
     return max(20, shutil.get_terminal_size((80, 24)).columns)
 

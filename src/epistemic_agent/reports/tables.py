@@ -12,6 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import IO
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
 from ..core.safetext import one_line
 from ..journal.records import CallView
 
@@ -32,10 +36,6 @@ FRAME = 3 * 6 + 1  # six columns: a border and a space each side, and the last b
 def calls_table(
     views: Sequence[CallView], width: int | None = None, file: IO[str] | None = None
 ) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     rows = [_cells(view) for view in views]
     console = Console(highlight=False, width=width, file=file)
     widths = _widths(rows, console.width)

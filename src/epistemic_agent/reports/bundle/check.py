@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
+import zipfile
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core.errors import UsageError
 from ...core.safetext import visible
 from ...core.structs import field, struct
+from ...journal.reading import read_records
+from ...journal.record_check import check_record
+from ...journal.seal import MAX_STATEMENT, NAME
+from .export import evidence_refs
 from .format import ANCHOR, EVIDENCE, JOURNAL, MANIFEST, SEALS, sha256_stream
 from .manifest import Listed, folder_entry, listed_files, read_manifest, unsafe
 
@@ -85,7 +92,6 @@ class BundleCheck:
 
 def check_bundle(path: Path, options: Options | None = None) -> BundleCheck:
     """Verify a bundle; UsageError when it is not one (not a zip, no or bad manifest)."""
-    import zipfile
 
     try:
         with zipfile.ZipFile(path) as archive:
@@ -97,8 +103,6 @@ def check_bundle(path: Path, options: Options | None = None) -> BundleCheck:
 
 
 def _check(archive: Any, options: Options | None) -> BundleCheck:
-    import tempfile
-    from collections import Counter
 
     everything = archive.infolist()
     infos = [info for info in everything if not folder_entry(info)]
@@ -147,7 +151,6 @@ def _check(archive: Any, options: Options | None) -> BundleCheck:
 def _target(record: Path, entry: Listed) -> Path | None:
     """Where a member is written out to be checked: only the journal, its anchor and seals
     (small files, under names of the seal format), never anything else."""
-    from ...journal.seal import MAX_STATEMENT, NAME
 
     fixed = {JOURNAL: record / "journal.jsonl", ANCHOR: record / "head.json"}
     if entry.path in fixed:
@@ -191,7 +194,6 @@ def _check_journal(
 ) -> None:
     """Walk the extracted journal's chain, its anchor and seals (record_check.py, without the
     evidence: checked here against the zip); compare with the manifest; cross-check evidence."""
-    from ...journal.record_check import check_record
 
     anchor = record / "head.json"
     journal = record / "journal.jsonl"
@@ -234,8 +236,6 @@ def _exported_problems(recorded: dict[str, Any]) -> list[str]:
 
 def _check_refs(journal: Path, manifest: Any, listed: list[Listed], result: BundleCheck) -> None:
     """Evidence the journal references must be in the bundle, or declared missing at export."""
-    from ...journal.reading import read_records
-    from .export import evidence_refs
 
     present = {entry.path[-64:] for entry in listed if entry.path.startswith(EVIDENCE)}
     evidence = manifest.get("evidence")

@@ -8,13 +8,29 @@ notes). cli_bundle.py checks one (`epistemic verify BUNDLE.zip`).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
+import json
 import os
+import shutil
+import tempfile
+import time
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...core.clock import now
 from ...core.errors import UsageError
+from ...core.fsutil import make_unique
+from ...core.version import __version__
+from ...journal.evidence_check import list_store
+from ...journal.record_check import check_record
+from ...journal.seal import MAX_STATEMENT, NAME
+from ...journal.sessions import ReadError, journal_of, load
 from ..html.page import render_html
+from ..trace.matrix import render, rows
+from ..trace.model import build
 from .format import (
     ANCHOR,
     BLOCK,
@@ -31,6 +47,7 @@ from .format import (
     Entry,
     small_file,
 )
+from .policies import policies_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -43,9 +60,6 @@ if TYPE_CHECKING:
 
 def export(target: Path, output: Path, force: bool) -> dict[str, Any]:
     """Write the bundle of the session at `target` to `output`; return its manifest."""
-    import tempfile
-
-    from ...journal.sessions import ReadError, journal_of
 
     _check_output(output, force)
     try:
@@ -75,12 +89,6 @@ def _snapshot(journal: Path, folder: Path) -> tuple[Loaded, Listing]:
     """Copy the journal and its anchor under the journal's shared lock (writers take it
     exclusively for each append), list the evidence folder with them, and load the copy: one
     consistent state, even mid-session."""
-    import contextlib
-    import fcntl
-    import shutil
-
-    from ...journal.evidence_check import list_store
-    from ...journal.sessions import ReadError, load
 
     record = folder / ".epistemic"
     record.mkdir()
@@ -105,7 +113,6 @@ def _snapshot(journal: Path, folder: Path) -> tuple[Loaded, Listing]:
 def _check_whole(session: Loaded, snapshot: Path, listing: Listing) -> None:
     """The snapshot's chain and anchor, with the evidence as listed and the seals beside the
     journal (record_check.py): the verification the manifest records."""
-    from ...journal.record_check import check_record
 
     anchor = snapshot / "head.json"
     session.integrity = check_record(
@@ -118,8 +125,6 @@ def _check_whole(session: Loaded, snapshot: Path, listing: Listing) -> None:
 
 def _contents(session: Loaded, snapshot: Path) -> tuple[list[Entry], dict[str, Any]]:
     """Every file of the bundle, and the manifest (without its file list, known once written)."""
-    from ...core.clock import now
-    from ...core.version import __version__
 
     entries = [Entry(JOURNAL, "journal", snapshot / "journal.jsonl")]
     if (snapshot / "head.json").is_file():
@@ -128,7 +133,6 @@ def _contents(session: Loaded, snapshot: Path) -> tuple[list[Entry], dict[str, A
     entries += _seals(session.journal.parent / "seals")
     entries += _reports(session, notes)
     entries += _traceability(session)
-    from .policies import policies_of
 
     policies = policies_of(session, entries, notes)
     evidence = _evidence(session, entries, notes)
@@ -151,7 +155,6 @@ def _contents(session: Loaded, snapshot: Path) -> tuple[list[Entry], dict[str, A
 
 def _seals(folder: Path) -> list[Entry]:
     """Each seal's statement and signature (docs/security.md), as they are."""
-    from ...journal.seal import MAX_STATEMENT, NAME
 
     entries = []
     for path in sorted(folder.iterdir()) if folder.is_dir() else []:
@@ -185,8 +188,6 @@ def _reports(session: Loaded, notes: list[str]) -> list[Entry]:
 def _traceability(session: Loaded) -> list[Entry]:
     """The traceability matrix (trace_matrix.py) as Markdown, CSV and HTML; the HTML's rows
     link to their calls in the bundle's HTML report."""
-    from ..trace.matrix import render, rows
-    from ..trace.model import build
 
     found = rows([build(session)])
     links = {str(session.header.get("session", "")): HTML}
@@ -266,10 +267,6 @@ def _write_zip(
     output: Path, entries: list[Entry], manifest: dict[str, Any], force: bool
 ) -> list[dict[str, Any]]:
     """Write beside the output, fsync, then move into place; return the manifest's file list."""
-    import json
-    import zipfile
-
-    from ...core.fsutil import make_unique
 
     handle, temp = make_unique(output.parent, prefix=f".{output.name}.", suffix=".tmp", mode=0o644)
     try:
@@ -288,8 +285,6 @@ def _write_zip(
 
 
 def _info(name: str) -> Any:
-    import time
-    import zipfile
 
     info = zipfile.ZipInfo(name, time.localtime()[:6])
     info.compress_type = zipfile.ZIP_DEFLATED

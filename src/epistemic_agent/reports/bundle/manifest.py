@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from typing import TYPE_CHECKING
 
@@ -58,7 +59,6 @@ def unsafe(name: str) -> str | None:
 
 
 def read_manifest(archive: Any, info: Any) -> dict[str, Any]:
-    import io
 
     if info is None:
         raise UsageError("not an audit bundle: it has no manifest.json")

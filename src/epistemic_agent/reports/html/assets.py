@@ -7,7 +7,7 @@ import base64
 import hashlib
 
 from ...core.safetext import esc
-from ..plot import ACT_COLOURS, FLAG_COLOUR, NO_ACT, STATUSES, Mark, colour, dead_end
+from ..marks import ACT_COLOURS, FLAG_COLOUR, NO_ACT, STATUSES, Mark, colour, dead_end
 
 
 def act_css() -> str:

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from ...core.layout import is_session_id
 from ...core.safetext import esc
 from ...core.version import __version__
 from ...core.vocabulary import ACT_NAMES, act_order
+from ...journal.notice import notice
 from ...journal.records import seq_of
 from ...journal.summary import summary
-from ..plot import NO_ACT, STATUSES, counts, dead_end, lanes, marks, shape, status_of, title
+from ..marks import NO_ACT, STATUSES, counts, dead_end, lanes, marks, shape, status_of, title
 from ..rationale import diffs as call_diff
 from ..rationale import words as model_words
 from . import beliefs as html_beliefs
@@ -140,8 +142,6 @@ def _notes(session: Loaded) -> str:
     notes = reader_notes(session)
     integrity = session.integrity
     if integrity is not None and integrity.status != "intact":
-        from ...journal.notice import notice
-
         notes[:0] = notice(integrity, session.numbered())
     if not notes:
         return ""
@@ -181,7 +181,6 @@ def _mismatches(session: Loaded) -> str:
 
 def _entries(session: Loaded) -> list[str]:
     """Every call's entry, with the model's words before it and its diff (call_diff.py)."""
-    from ...core.layout import is_session_id
 
     said = model_words.before_calls(session.records)
     diffs = {r.get("seq"): call_diff.diff_ref(r) for r in session.of_kind("outcome")}

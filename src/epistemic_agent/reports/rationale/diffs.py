@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...core.safetext import esc
 from ...core.structs import struct
 from ...journal.blobs import read_blob
 from .mdsafe import block, code, text, visible
@@ -116,7 +117,6 @@ def markdown(diff: Diff | None, act: str | None, hint: str) -> str:
 
 def html(diff: Diff | None, act: str | None, hint: str) -> str:
     """The diff for the HTML page: collapsed in a `<details>`, escaped."""
-    from ...core.safetext import esc
 
     if diff is None:
         missing = '<p class="muted">No diff was recorded for this call.</p>'

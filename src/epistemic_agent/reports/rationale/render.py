@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ...core.tokens_text import tokens_line
 from ...core.vocabulary import act_order
 from ...journal.records import CallView
 from .mdsafe import block, code, prose, text, visible
@@ -94,7 +95,6 @@ def approvals(decisions: Mapping[str, int]) -> str:
 def model_line(
     usage: Mapping[str, int], ending: Mapping[str, Any], spend: Mapping[str, Any] | None = None
 ) -> str:
-    from ...core.tokens_text import tokens_line
 
     if not usage.get("calls"):
         return ""

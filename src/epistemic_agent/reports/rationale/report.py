@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...core.fsutil import exchange_write, written_at
+from ...journal.catalog import listing
 from ...journal.history import History
 from ...journal.log import JournalError, Position, follow
 from ...journal.records import CallView, seq_of, view_of
@@ -19,6 +20,7 @@ from . import checkpoint, render
 from . import diffs as call_diff
 from . import spend as render_spend
 from .pages import DEAD_ENDS_PAGE, Pages, encode
+from .sessions import others
 from .totals import Totals
 
 if TYPE_CHECKING:
@@ -244,9 +246,6 @@ class Report:
         """The workspace's other sessions (listed once per process: they are not this one's
         to change, and listing reads each one's ends)."""
         if self._other_sessions is None:
-            from ...journal.catalog import listing
-            from .sessions import others
-
             self._other_sessions = others(listing(self.layout.workspace), self.layout.folder)
         return self._other_sessions
 

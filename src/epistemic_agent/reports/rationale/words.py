@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...core.safetext import esc
 from .mdsafe import block, text, visible
 
 if TYPE_CHECKING:
@@ -65,7 +66,6 @@ def markdown(said: list[str]) -> str:
 def html(said: list[str]) -> str:
     """The words for the HTML page, escaped (`esc`; control characters but line breaks and
     tabs as `\\x1b`-style escapes), line breaks kept by the stylesheet."""
-    from ...core.safetext import esc
 
     return "".join(
         f'<div class="said"><span class="muted">The model said:</span> {esc(_shown(w))}</div>'

@@ -1,0 +1,90 @@
+"""`epistemic mcp`: the MCP server over stdio (mcp/server.py), with the workspace's policy."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..runtime.options import (
+    policy_options,
+    session_option,
+    supervisor_option,
+    ticket_option,
+    workspace_option,
+)
+
+
+def register(sub: Any) -> None:
+    from ..mcp.server import PROGRESS_EVERY
+
+    p = sub.add_parser(
+        "mcp",
+        help="serve the four tools to any MCP client (stdio)",
+        description="An MCP server over stdio: bash, read_file, write_file and "
+        "str_replace_edit behind the gate, policy, journal and report of the workspace. "
+        "Approvals go through `epistemic pending` / `approve` / `deny` (stdio belongs to "
+        "the protocol). Logs go to stderr.",
+    )
+    workspace_option(p)
+    policy_options(p)
+    session_option(p, writer=True)
+    supervisor_option(p)
+    ticket_option(p)
+    p.add_argument(
+        "--progress-interval",
+        type=float,
+        default=PROGRESS_EVERY,
+        metavar="SECONDS",
+        help="seconds between progress notifications while a call waits or runs, for clients "
+        f"that ask for them (default {PROGRESS_EVERY:g})",
+    )
+    p.set_defaults(handler=_cmd_mcp)
+
+
+def _cmd_mcp(args: Any) -> int:
+    from ..core.errors import UsageError
+    from ..execute.sandbox.confinement import probe, unmet, warning
+    from ..execute.sandbox.platform import detect
+    from ..journal.catalog import for_writing
+    from ..mcp.server import Gatekeeper, serve
+    from ..policy.rules import PolicyError
+    from ..runtime.guard import workspace_policy
+    from ..runtime.options import chosen_policy, session_choice
+
+    directory = Path(args.directory).resolve()
+    if not directory.is_dir():
+        raise UsageError(f"workspace {args.directory} is not a directory")
+    if args.approval_timeout is not None and not args.approval_timeout > 0:
+        raise UsageError("--approval-timeout must be a positive number of seconds")
+    named = chosen_policy(args)
+    policy = named or workspace_policy(directory)  # a bad policy stops here
+    policy.check_signers()
+    confinement = probe(detect(), directory, policy.writable)  # before the SDK starts threads
+    problem = unmet(policy.require_confinement, confinement)
+    if problem is not None:
+        raise PolicyError(f"{policy.source}: {problem}")
+    if not args.progress_interval > 0:
+        raise UsageError("--progress-interval must be a positive number of seconds")
+    from ..providers import ProviderError
+    from ..runtime.options import supervisor_error, ticket_of
+    from ..runtime.session import supervisor_for
+
+    try:
+        supervisor = supervisor_for(policy, args.supervisor)
+    except ProviderError as error:
+        raise UsageError(supervisor_error(error)) from None
+    keeper = Gatekeeper(
+        directory, policy, args.approval_timeout, implicit=named is None, supervisor=supervisor
+    )
+    keeper.ticket = ticket_of(args)
+    keeper.progress_every = args.progress_interval
+    keeper.session_choice = session_choice(args)
+    if keeper.session_choice not in (None, "new"):  # an unknown id stops here, not at a call
+        for_writing(directory, keeper.session_choice, True)
+    print(f"epistemic mcp: serving {directory} (policy {policy.source})", file=sys.stderr)
+    note = warning(confinement)
+    if note is not None:
+        print(note, file=sys.stderr)
+    serve(keeper)
+    return 0
