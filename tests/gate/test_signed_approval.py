@@ -168,7 +168,8 @@ ANSWER = Path(".epistemic") / "pending" / "1.answer.json"
 def forge(ws: Path, change: Callable[[dict[str, Any]], None], signed_at: str = "") -> None:
     """A signed answer, then altered the way an attacker would, put back in its place."""
     request = json.loads((ws / ".epistemic" / "pending" / "1.request.json").read_text())
-    from epistemic_agent.gate.signing import Statement, sign
+    from epistemic_agent.gate.signing import sign
+    from epistemic_agent.gate.statement import Statement
 
     statement = Statement(
         request["session"], 1, request["call"], "denied", signed_at or request["requested"], ""

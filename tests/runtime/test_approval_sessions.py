@@ -190,7 +190,8 @@ def alice(tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_signed_answer_for_one_session_is_refused_by_another(ws: Path, alice: Path) -> None:
     """Alice's own signature over the first session's call 1, given the second session's
     nonce and put in the second session's folder: the statement names the other session."""
-    from epistemic_agent.gate.signing import Statement, sign
+    from epistemic_agent.gate.signing import sign
+    from epistemic_agent.gate.statement import Statement
 
     first, second = Asking(ws, "a.txt"), Asking(ws, "b.txt")
     try:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.structs import field, struct
-from ..gate.signing import Statement, check, parse
+from ..gate.signing import check
+from ..gate.statement import Statement, parse
 from .verify import Problem
 
 if TYPE_CHECKING:

@@ -25,7 +25,8 @@ from ..core.clock import epoch_of, now
 from ..core.fsutil import make_unique
 from ..core.liveness import recorder_alive
 from ..core.sshsig import SealError
-from ..gate.signing import Statement, check, parse, sign
+from ..gate.signing import check, sign
+from ..gate.statement import Statement, parse
 from ..journal.log import decode, line_hash
 from .approval import COMMENT_CAP, Answer, Channel, Request, who
 

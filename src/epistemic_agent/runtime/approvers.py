@@ -16,7 +16,7 @@ from typing import Any
 from .approval import Approver, Channel
 
 APPROVERS: dict[str, str] = {
-    "terminal": "epistemic_agent.runtime.approval.TerminalApprover",
+    "terminal": "epistemic_agent.runtime.approval_terminal.TerminalApprover",
     "file": "epistemic_agent.runtime.approval_files.FileApprover",
 }
 
