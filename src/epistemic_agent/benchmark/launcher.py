@@ -8,7 +8,7 @@ writes a JSON spec to and one it reads the outcome from:
 The launcher forks a supervisor and exits at once, so the supervisor (the code's parent) is an
 orphan in a session of its own, not a child of the oracle. Where the machine allows, the
 supervisor is the first process of a new PID namespace with a /proc of its own (the code sees
-no other process), and confines itself as a mutating act would be confined (confine.py): the
+no other process), and confines itself as a mutating act would be confined (confinement.py): the
 whole file system read-only but the scratch copy and its temp folder, the `hide` paths (the
 benchmark's task folders, the judge's folder) covered by empty read-only folders, nothing
 readable but the spec's `readable` allow-list (the agent's: system folders and the tasks'

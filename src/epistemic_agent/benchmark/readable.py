@@ -1,4 +1,4 @@
-"""What a benchmark agent's acts may read: an allow-list (confine_read.py), so that a copy of
+"""What a benchmark agent's acts may read: an allow-list (sandbox/readable.py), so that a copy of
 the benchmark the runner does not know of (another clone or worktree, a wheel, an sdist, a
 package cache) is out of reach wherever it lies.
 

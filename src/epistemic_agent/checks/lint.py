@@ -53,7 +53,7 @@ def lint(session: Loaded, temp: str | None = None, traced: bool = False) -> Lint
     """Re-run the checks on one loaded session (`temp`: the system temp dir the gate allows).
     Lines without a format version, or of an older one, are checked as the current version
     (the reader notes them); lines of a newer version are not re-checked (one note says so).
-    `traced` adds the traceability checks (lint_trace.py)."""
+    `traced` adds the traceability checks (checks/trace.py)."""
     workspace = str(session.header.get("workspace") or session.workspace)
     linter = Linter(workspace, temp or _temp(), session.journal.parent / "evidence")
     numbered = session.numbered()

@@ -1,5 +1,5 @@
 """`epistemic lint` and `epistemic export` (docs/audit-bundle.md); `epistemic verify
-BUNDLE.zip` is bundle_check.py's."""
+BUNDLE.zip` is reports/bundle/check.py's."""
 
 from __future__ import annotations
 

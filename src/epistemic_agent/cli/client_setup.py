@@ -3,7 +3,7 @@ through `epistemic mcp`, headless included: the MCP entry, the settings that tak
 own shell and file tools away, its timeouts, the instructions file and a `.gitignore`.
 
 The facts behind each setting (tool names, config keys, defaults) were checked against the
-client versions that tests/test_clients.py installs; docs/clients.md explains them.
+client versions that tests/mcp/test_clients.py installs; docs/clients.md explains them.
 """
 
 from __future__ import annotations

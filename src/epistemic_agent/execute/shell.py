@@ -60,7 +60,7 @@ def run_shell(
 ) -> Execution:
     """Run `bash -c command` in its own session; output goes to files, not memory.
 
-    `launch` confines it (confine.py): a function the spawning thread runs on itself first,
+    `launch` confines it (confinement.py): a function the spawning thread runs on itself first,
     and/or an argv prefix (bwrap); ConfinementError if it cannot be confined (nothing ran).
     `on_slow` is called once if the command is still running after SLOW_AFTER seconds. With
     a `reaper`, processes that escaped the command's group (setsid, double forks) are caught

@@ -103,7 +103,7 @@ def refs_of(record: dict[str, Any], line: int) -> Iterator[Ref]:
 
 
 def _refs_in(value: object, name: str, depth: int) -> Iterator[tuple[str, dict[str, Any]]]:
-    """An evidence ref is an object with a 64-hex `sha256` and a `bytes` field (bundle.py
+    """An evidence ref is an object with a 64-hex `sha256` and a `bytes` field (export.py
     finds them the same way, so refs in fields added later are checked too)."""
     if depth > 8:
         return

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: The protocol revisions the SDK (mcp 2.3) negotiates through `initialize`, oldest first;
-#: tests/test_mcp_front.py checks them against `mcp_types.version`.
+#: tests/mcp/test_mcp_front.py checks them against `mcp_types.version`.
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 POLL = 0.02  # seconds between looks at whether the SDK is ready
 LINE_CAP = 4 << 20  # a first message longer than this is left to the SDK to refuse

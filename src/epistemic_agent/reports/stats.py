@@ -81,7 +81,7 @@ def session_stats(loaded: Loaded) -> dict[str, Any]:
 
 def unverified_changes(loaded: Loaded) -> int:
     """Change-state and revert calls that changed a file no passing verify followed
-    (trace.py; the `trace/unverified` findings of lint)."""
+    (reports/trace/model.py; the `trace/unverified` findings of lint)."""
 
     trace = build(loaded, evidence=False)
     return len(

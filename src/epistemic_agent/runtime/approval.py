@@ -98,7 +98,7 @@ class Request:
         return replace(self, call=call, rejected=rejected)
 
     def statement(self, decision: str, answered: str, comment: str) -> Statement:
-        """What an approver signs for this request (approval_signing.py)."""
+        """What an approver signs for this request (gate/statement.py)."""
         return Statement(self.session, self.seq, self.call, decision, answered, comment)
 
 

@@ -4,7 +4,7 @@ The session writes the request to `.epistemic/pending/SEQ.request.json` and wait
 answers from another shell with `epistemic approve SEQ` / `deny SEQ`, which writes
 `SEQ.answer.json`. Answers are created with link(2), so exactly one answer wins: a human's, or
 the session's own timeout denial. No act can see or write this folder (it lies in the record,
-which acts cannot reach: confine.py).
+which acts cannot reach: execute/sandbox/confinement.py).
 
 When the wait ends (answered, timed out, withdrawn because the call was cancelled, or because
 the session stopped), the request is replaced by `SEQ.closed.json`, which says which: so a

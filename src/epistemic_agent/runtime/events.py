@@ -1,5 +1,5 @@
 """What `epistemic run`, `repl` and `demo` print as JSON lines (`--json`), and the text helpers
-the live view (live.py) shares."""
+the live view (runtime/live/view.py) shares."""
 
 from __future__ import annotations
 

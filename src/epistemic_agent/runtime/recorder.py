@@ -59,7 +59,7 @@ class Recorder:
 
     def publish(self) -> None:
         """Re-render the report and move the head anchor (caller holds the journal lock).
-        The report's spares stay in place: acts see all three read-only (confine.py), so the
+        The report's spares stay in place: acts see all three read-only (confinement.py), so the
         swap that replaces the report never leaves a writable one in their view."""
         self.report.write(self.journal.position)
         self.journal.write_anchor()

@@ -1,6 +1,6 @@
 """Calls whose session died before it recorded their outcome.
 
-No act can signal the session that records it (confine.py), but a session can still be killed
+No act can signal the session that records it (confinement.py), but a session can still be killed
 from outside: the OOM killer, a `kill -9`, a machine that lost power. Its last call then has a
 declaration and no outcome. The next process that continues the session finds such calls, makes
 sure the process that recorded each is gone (not merely busy: a live recorder is left alone),

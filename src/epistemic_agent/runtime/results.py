@@ -25,7 +25,7 @@ class Settings:
     output_limit: int = 16_000
     evidence_cap: int = DEFAULT_CAP
     min_reason: int = MIN_REASON
-    enforce: bool = True  # confine every act (confine.py); False: no confinement at all
+    enforce: bool = True  # confine every act (confinement.py); False: no confinement at all
     observe: bool = True  # record what each shell call changed in the workspace
     ignore: tuple[str, ...] = DEFAULT_IGNORE  # path components observation treats as noise
     approval_timeout: float | None = None  # seconds an `ask` waits (None: the policy's, or 600)

@@ -15,7 +15,7 @@ snapshot (the fallback, anywhere). Each of `start()` and `finish()` lstats every
     are compared. The cost grows with the workspace: about 50 ms per scan for 10,000 files on
     the reference machine, which is far above the per-call budget (see bench/bench_observe.py).
 
-What both report (they agree on all the cases in tests/test_observe.py):
+What both report (they agree on all the cases in tests/execute/test_observe.py):
 - paths are workspace-relative, POSIX, sorted; the workspace itself is never listed;
 - created then deleted within the call: nothing; deleted then created: modified; a rename:
   the old path deleted and the new one created; a rename over an existing file (`sed -i`,

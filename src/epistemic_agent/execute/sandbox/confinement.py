@@ -6,7 +6,7 @@ A `Confinement` is made once per session. For each act type it decides a `View`:
   and nothing else, anywhere on the file system;
 - mutating acts may write the workspace, the scratch dir, and the paths the policy grants that
   act (`[sandbox] writable`; setup acts get the package caches by default);
-- with an allow-list of readable paths (`readable`, confine_read.py), an act reads, lists and
+- with an allow-list of readable paths (`readable`, sandbox/readable.py), an act reads, lists and
   runs nothing else but the workspace, the scratch dir and its grants;
 - no act sees the record folder (`.epistemic/`: an empty read-only folder takes its place), and
   the report, the policy in force and the tool's own installation are read-only wherever they

@@ -4,7 +4,7 @@ an allow-list of what may be read, it denies reading, listing and running anythi
 
 Landlock is an allow-list: once a right is *handled* it is denied everywhere except beneath the
 inodes a rule grants it on, and a rule on a directory covers its whole subtree (a subtree cannot
-be carved back out: confine.py uses mounts for that). Only the rights that change a tree are
+be carved back out: confinement.py uses mounts for that). Only the rights that change a tree are
 handled (write, truncate, remove, make, refer); read, list and execute are handled only when
 the caller gives an allow-list of readable paths (`readable`), and then are granted beneath
 those, the writable grants and the files, and nowhere else. Landlock governs opening, not

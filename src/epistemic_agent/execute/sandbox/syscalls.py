@@ -2,7 +2,7 @@
 capabilities and no_new_privs. Landlock has a module of its own (confine_landlock).
 
 Every function raises OSError (with the errno) when the kernel refuses. Nothing here decides
-what to confine; confine.py does.
+what to confine; execute/sandbox/confinement.py does.
 """
 
 from __future__ import annotations

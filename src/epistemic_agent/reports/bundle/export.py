@@ -3,7 +3,7 @@
 `export` packs a session's record: the journal (a consistent snapshot) and its head anchor,
 every evidence blob it references, RATIONALE.md and its pages, the HTML report, the policy
 files in force, and `manifest.json` (each file's size and SHA-256, the journal's verification,
-notes). cli_bundle.py checks one (`epistemic verify BUNDLE.zip`).
+notes). cli/bundle.py checks one (`epistemic verify BUNDLE.zip`).
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def _reports(session: Loaded, notes: list[str]) -> list[Entry]:
 
 
 def _traceability(session: Loaded) -> list[Entry]:
-    """The traceability matrix (trace_matrix.py) as Markdown, CSV and HTML; the HTML's rows
+    """The traceability matrix (reports/trace/matrix.py) as Markdown, CSV and HTML; the HTML's rows
     link to their calls in the bundle's HTML report."""
 
     found = rows([build(session)])

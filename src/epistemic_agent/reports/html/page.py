@@ -180,7 +180,7 @@ def _mismatches(session: Loaded) -> str:
 
 
 def _entries(session: Loaded) -> list[str]:
-    """Every call's entry, with the model's words before it and its diff (call_diff.py)."""
+    """Every call's entry, with the model's words before it and its diff (diffs.py)."""
 
     said = model_words.before_calls(session.records)
     diffs = {r.get("seq"): call_diff.diff_ref(r) for r in session.of_kind("outcome")}

@@ -43,7 +43,7 @@ def header(session: Mapping[str, Any], warning: Sequence[str] = ()) -> str:
 
 
 def chain_warning(warning: Sequence[str]) -> list[str]:
-    """The reader's notice that the journal does not verify (chain_notice.py), first thing."""
+    """The reader's notice that the journal does not verify (journal/notice.py), first thing."""
     if not warning:
         return []
     first, *rest = warning
@@ -150,7 +150,7 @@ def mismatches(flagged: Sequence[Mapping[str, Any]], total: int) -> str:
 
 def entry(view: CallView, said: str = "", diff: str = "") -> str:
     """One numbered narrative entry; `said` (the model's words before the call) and `diff` (the
-    call's diff) are Markdown already made inert (model_words.py, call_diff.py)."""
+    call's diff) are Markdown already made inert (rationale/words.py, diffs.py)."""
     act = code(view.act) if view.act else "(no act)"
     title = f"### {view.seq}. {act} · {view.label}"
     if view.tool != "bash":

@@ -291,7 +291,7 @@ def rebuild(
     layout: Layout, page_size: int = PAGE_SIZE, warning: list[str] | None = None
 ) -> Position:
     """Re-render RATIONALE.md and every page from the whole journal (`epistemic report`);
-    a `warning` (the chain does not verify: chain_notice.py) heads it."""
+    a `warning` (the chain does not verify: journal/notice.py) heads it."""
     report = Report(layout, page_size)
     report.warning = list(warning or ())
     position = Position()
