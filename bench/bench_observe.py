@@ -29,7 +29,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from epistemic_agent import enforce
 from epistemic_agent.execute.observe.base import (
     DEFAULT_IGNORE,
     Changes,
@@ -38,7 +37,9 @@ from epistemic_agent.execute.observe.base import (
     WorkspaceObserver,
     snapshot,
 )
-from epistemic_agent.execute.shell import Launch, run_shell
+from epistemic_agent.execute.sandbox.confinement import Confinement
+from epistemic_agent.execute.sandbox.platform import detect
+from epistemic_agent.execute.shell import run_shell
 
 BARE = "`bash -c true` alone"
 SEED = 20_261_130
@@ -77,15 +78,16 @@ def spawn(ws: Path, command: str) -> None:
 
 
 class EnforcedObserver(WorkspaceObserver):
-    """Observation plus what a non-mutating act also pays: a read-only sandbox for the
-    workspace (built once, as a session does), applied by the session's executor."""
+    """Observation plus what a non-mutating act also pays: the session's confinement of an
+    observation (the workspace read-only; built once, as a session does), applied by the
+    session's executor."""
 
-    def __init__(self, inner: Observer) -> None:
+    def __init__(self, inner: Observer, confinement: Confinement) -> None:
         super().__init__(inner.workspace)
         self.inner = inner
-        self.method = f"{enforce.detect().best()}+{inner.method}"
-        self.scratch = Path(tempfile.mkdtemp(prefix="bench-observe-capture-"))
-        self.sandbox = enforce.read_only_sandbox(inner.workspace, writable=(self.scratch,))
+        self.confinement = confinement
+        self.method = f"{confinement.mechanism}+{inner.method}"
+        self.scratch = Path(confinement.scratch)
 
     def start(self) -> None:
         self.inner.start()
@@ -95,8 +97,8 @@ class EnforcedObserver(WorkspaceObserver):
 
     def spawn(self, ws: Path, command: str) -> None:
         """The session's own executor: fork, restrict, exec (no subprocess preexec_fn)."""
-        launch = Launch(self.sandbox.argv_prefix, self.sandbox.child_setup)
         capture = (self.scratch / "out", self.scratch / "err")  # reused, as a session does
+        launch = self.confinement.launch("collect-info", capture)
         run_shell(command, ws, 60, self.scratch, launch=launch, capture=capture)
 
 
@@ -202,6 +204,14 @@ def main() -> None:
         report(ws, args)
 
 
+def _confinement(ws: Path) -> Confinement:
+    """The confinement a session would build for this workspace (its record folder guarded)."""
+    scratch = Path(tempfile.mkdtemp(prefix="bench-observe-scratch-"))
+    record = ws / ".epistemic"
+    record.mkdir(exist_ok=True)
+    return Confinement(detect(), ws, scratch, record, ())
+
+
 def report(ws: Path, args: argparse.Namespace) -> None:
     ignored = frozenset(DEFAULT_IGNORE)
     started = time.perf_counter()
@@ -213,8 +223,9 @@ def report(ws: Path, args: argparse.Namespace) -> None:
     observers: dict[str, Observer] = {"no observation": NoObserver(ws)}
     if usable:
         observers["fanotify"] = FanotifyObserver(ws)
-        if enforce.detect().best() != "none":
-            enforced = EnforcedObserver(FanotifyObserver(ws))
+        confinement = _confinement(ws)
+        if confinement.mechanism != "none":
+            enforced = EnforcedObserver(FanotifyObserver(ws), confinement)
             observers[f"{enforced.method} (a non-mutating act)"] = enforced
     observers["snapshot"] = SnapshotObserver(ws)
     print(f"# Observation benchmark ({args.runs} runs per row, medians)\n")

@@ -39,6 +39,8 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
     "bench_tokens": (),
     "bench_cost": ("--steps", "8"),
 }
+#: A line `label: 12.3 unit` (a script that prints no table, such as bench_redact).
+LABELLED = re.compile(r"^([A-Za-z][^|:]{0,80}):\s+(-?[\d,]*\.?\d+)\s*(\S*)")
 NUMBER = re.compile(r"^\**\s*(-?[\d,]*\.?\d+)\s*(µs|ms|s|×|x|%|kB|MB/s|/s)?\**$")
 Cell = tuple[str, str, str, str]  # script, table header, row label, column
 
@@ -78,6 +80,12 @@ def cells(script: str, text: str) -> dict[Cell, float]:
     for line in text.splitlines():
         if not line.startswith("|"):
             header = []
+            labelled = LABELLED.match(line)
+            if labelled is not None:
+                unit = labelled.group(3) or "value"
+                found[(script, "", labelled.group(1).strip(), unit)] = (
+                    number(labelled.group(2)) or 0.0
+                )
             continue
         row = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if all(set(cell) <= set("-: ") for cell in row):
@@ -146,6 +154,9 @@ def main() -> int:
                     base.append(cells(script, run_script(base_tree, script, extra)))
                     ours.append(cells(script, run_script(ROOT, script, extra)))
                 print(f"\n### {script} (base {args.base}, {args.rounds} rounds each)\n")
+                if not any(base) or not any(ours):
+                    empty = "the base" if not any(base) else "this tree"
+                    print(f"{script} printed no figures on {empty} (see its stderr above)\n")
                 print("\n".join(compare(base, ours)), flush=True)
         finally:
             subprocess.run(

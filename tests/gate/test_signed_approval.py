@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC, eventually
+from conftest import EPISTEMIC, epistemic, eventually
 
 KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 CHANGE = "The report asks for a marker file; creating it is the change itself."
@@ -65,11 +65,6 @@ def ws(tmp_path: Path, keys: Keys, monkeypatch: pytest.MonkeyPatch) -> Path:
     return workspace
 
 
-def cli(*args: str, ws: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EPISTEMIC, *args], cwd=ws, capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
-
-
 def journal(ws: Path) -> list[dict[str, Any]]:
     lines = (ws / ".epistemic" / "journal.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
@@ -101,7 +96,7 @@ def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
 def test_a_signed_approval_runs_the_call_and_an_auditor_can_recheck_it(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str], tmp_path: Path
 ) -> None:
-    answered = cli("approve", "1", "--key", str(keys.alice), "--comment", "CHG-114", ws=ws)
+    answered = epistemic("approve", "1", "--key", str(keys.alice), "--comment", "CHG-114", cwd=ws)
     assert answered.returncode == 0, answered.stderr
     code, err = finish(waiting)
     assert code == 0, err
@@ -134,7 +129,7 @@ def assert_rejected_then_signed(
     rejected = eventually(lambda: of_kind(ws, "approval-rejected"), "the rejection")
     assert why in rejected[0]["why"], rejected
     assert not (ws / "made.txt").exists()
-    assert cli("approve", "1", "--key", str(keys.alice), ws=ws).returncode == 0
+    assert epistemic("approve", "1", "--key", str(keys.alice), cwd=ws).returncode == 0
     code, err = finish(waiting)
     assert code == 0, err
     assert of_kind(ws, "approval")[0]["signer"] == "alice@example.com"
@@ -143,21 +138,23 @@ def assert_rejected_then_signed(
 def test_an_unsigned_answer_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
-    assert cli("approve", "1", "--unsigned", "--as", "alice@example.com", ws=ws).returncode == 0
+    assert (
+        epistemic("approve", "1", "--unsigned", "--as", "alice@example.com", cwd=ws).returncode == 0
+    )
     assert_rejected_then_signed(ws, keys, waiting, "not signed")
 
 
 def test_an_unknown_signer_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
-    assert cli("approve", "1", "--key", str(keys.mallory), ws=ws).returncode == 0
+    assert epistemic("approve", "1", "--key", str(keys.mallory), cwd=ws).returncode == 0
     assert_rejected_then_signed(ws, keys, waiting, "unknown signer")
 
 
 def test_a_claimed_name_that_is_not_the_keys_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
-    done = cli("approve", "1", "--key", str(keys.alice), "--as", "bob@example.com", ws=ws)
+    done = epistemic("approve", "1", "--key", str(keys.alice), "--as", "bob@example.com", cwd=ws)
     assert done.returncode == 0
     assert_rejected_then_signed(ws, keys, waiting, "not to 'bob@example.com'")
 
@@ -241,34 +238,36 @@ def test_an_answer_signed_outside_the_requests_time_does_not_count(
 
 def test_a_late_or_unknown_answer_fails_with_a_clear_message(ws: Path, keys: Keys) -> None:
     (ws / "epistemic.toml").write_text(POLICY.replace("timeout = 60", "timeout = 0.5"))
-    done = cli("exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt", ws=ws)
+    done = epistemic(
+        "exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt", cwd=ws
+    )
     assert done.returncode == 2 and "no answer within 0.5 s" in done.stderr
-    late = cli("approve", "1", "--key", str(keys.alice), ws=ws)
+    late = epistemic("approve", "1", "--key", str(keys.alice), cwd=ws)
     assert late.returncode == 1 and "timed out" in late.stderr and "Traceback" not in late.stderr
-    unknown = cli("approve", "5", "--key", str(keys.alice), ws=ws)
+    unknown = epistemic("approve", "5", "--key", str(keys.alice), cwd=ws)
     assert unknown.returncode == 1 and "was ever opened" in unknown.stderr
     assert not (ws / "made.txt").exists()
 
 
 def test_no_key_to_sign_with_is_a_clear_error(ws: Path, waiting: subprocess.Popen[str]) -> None:
-    done = cli("approve", "1", ws=ws)
+    done = epistemic("approve", "1", cwd=ws)
     assert done.returncode == 1 and "no SSH key to sign with" in done.stderr, done
-    missing = cli("approve", "1", "--key", "/nonexistent/key", ws=ws)
+    missing = epistemic("approve", "1", "--key", "/nonexistent/key", cwd=ws)
     assert missing.returncode == 1 and "no such key file" in missing.stderr
     assert not (ws / ANSWER).exists()
 
 
 def test_a_missing_or_empty_allowed_signers_file_stops_the_session(ws: Path) -> None:
     (ws / "allowed_signers").unlink()
-    done = cli("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", ws=ws)
+    done = epistemic("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", cwd=ws)
     assert (
         done.returncode == 2 and "allowed_signers 'allowed_signers' cannot be read" in done.stderr
     )
     (ws / "allowed_signers").write_text("# nobody yet\n")
-    done = cli("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", ws=ws)
+    done = epistemic("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", cwd=ws)
     assert done.returncode == 2 and "holds no signer lines" in done.stderr
     (ws / "epistemic.toml").write_text(POLICY.replace('allowed_signers = "allowed_signers"\n', ""))
-    done = cli("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", ws=ws)
+    done = epistemic("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", cwd=ws)
     assert done.returncode == 2 and "names nobody who may approve" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -281,12 +280,12 @@ def test_optional_signatures_take_unsigned_answers_and_lint_lists_them(ws: Path)
         cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     eventually((ws / ".epistemic" / "pending" / "1.request.json").exists, "the request")
-    assert cli("approve", "1", "--as", "qa", ws=ws).returncode == 0  # no key here: unsigned
+    assert epistemic("approve", "1", "--as", "qa", cwd=ws).returncode == 0  # no key here: unsigned
     code, err = finish(process)
     assert code == 0, err
     approval = of_kind(ws, "approval")[0]
     assert approval["signed"] is False and approval["by"] == "qa"
-    linted = cli("lint", str(ws), "--json", ws=ws)
+    linted = epistemic("lint", str(ws), "--json", cwd=ws)
     findings = json.loads(linted.stdout)["findings"]
     assert [f["check"] for f in findings] == ["approval-unsigned"], findings
     assert linted.returncode == 1
@@ -357,7 +356,7 @@ def test_a_waiting_call_is_in_the_report_at_once(
 ) -> None:
     report = (ws / "RATIONALE.md").read_text()
     assert "1. `change-state` · waiting for approval" in report
-    assert cli("approve", "1", "--key", str(keys.alice), ws=ws).returncode == 0
+    assert epistemic("approve", "1", "--key", str(keys.alice), cwd=ws).returncode == 0
     assert finish(waiting)[0] == 0
     assert "1. `change-state` · ok" in (ws / "RATIONALE.md").read_text()
 
@@ -368,7 +367,7 @@ def test_a_waiting_call_is_in_the_report_at_once(
 @pytest.fixture
 def approved(ws: Path, keys: Keys, waiting: subprocess.Popen[str]) -> Path:
     """A journal with one call alice approved (signed), and a later call."""
-    answered = cli("approve", "1", "--key", str(keys.alice), "--comment", "CHG-114", ws=ws)
+    answered = epistemic("approve", "1", "--key", str(keys.alice), "--comment", "CHG-114", cwd=ws)
     assert answered.returncode == 0, answered.stderr
     assert finish(waiting)[0] == 0
     return ws
@@ -394,7 +393,7 @@ def rechain(ws: Path, change: Callable[[dict[str, Any]], None]) -> None:
 
 
 def verdict(ws: Path, *options: str) -> dict[str, Any]:
-    done = cli("verify", ".", "--json", *options, ws=ws)
+    done = epistemic("verify", ".", "--json", *options, cwd=ws)
     assert "Traceback" not in done.stderr, done.stderr
     found: dict[str, Any] = json.loads(done.stdout)
     found["exit"] = done.returncode

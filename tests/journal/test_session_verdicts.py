@@ -12,22 +12,17 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import epistemic
 
 KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 
 
-def cli(*args: str, ws: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EPISTEMIC, *args], cwd=ws, capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
-
-
 def calls(ws: Path, count: int, *options: str) -> None:
     for index in range(count):
         first = ("--session", "new") if index == 0 else ()
-        done = cli("exec", *first, *options, "--type", "collect-info", "--reason", LOOK,
-                   "--", f"echo call {index}", ws=ws)  # fmt: skip
+        done = epistemic("exec", *first, *options, "--type", "collect-info", "--reason", LOOK,
+                   "--", f"echo call {index}", cwd=ws)  # fmt: skip
         assert done.returncode == 0, done.stderr
 
 
@@ -39,13 +34,13 @@ def ws(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
     workspace.mkdir()
     calls(workspace, 1)
     calls(workspace, 2)
-    listed = json.loads(cli("sessions", "--json", ws=workspace).stdout)
+    listed = json.loads(epistemic("sessions", "--json", cwd=workspace).stdout)
     assert [row["calls"] for row in listed] == [1, 2]
     return workspace, listed
 
 
 def verdict(ws: Path, *options: str) -> tuple[int, dict[str, Any]]:
-    done = cli("verify", "--json", *options, ws=ws)
+    done = epistemic("verify", "--json", *options, cwd=ws)
     return done.returncode, json.loads(done.stdout)
 
 
@@ -63,7 +58,7 @@ def test_verify_reads_the_named_session(ws: tuple[Path, list[dict[str, Any]]]) -
     assert verdict(workspace)[0] == 0  # the newest is still intact
     code, found = verdict(workspace, "--session", first["id"][:9])
     assert code == 1 and found["status"] == "tampered"
-    text = cli("verify", "--session", first["id"][:9], ws=workspace)
+    text = epistemic("verify", "--session", first["id"][:9], cwd=workspace)
     assert text.returncode == 1 and text.stdout.startswith("TAMPERED")
 
 
@@ -81,14 +76,14 @@ def test_bad_sessions_are_usage_errors(
 ) -> None:
     workspace, _ = ws
     for command in (("verify",), ("seal",), ("diff", ".", ".")):
-        done = cli(*command, *options, ws=workspace)
+        done = epistemic(*command, *options, cwd=workspace)
         assert done.returncode == 2, (command, done.stderr)
         assert problem in done.stderr and "Traceback" not in done.stderr, command
 
 
 def test_verify_refuses_a_session_of_a_bundle(tmp_path: Path) -> None:
     (tmp_path / "audit.zip").write_bytes(b"PK\x05\x06" + bytes(18))
-    done = cli("verify", "audit.zip", "--session", "abcd1234", ws=tmp_path)
+    done = epistemic("verify", "audit.zip", "--session", "abcd1234", cwd=tmp_path)
     assert done.returncode == 2 and "not of a bundle" in done.stderr
 
 
@@ -96,7 +91,7 @@ def test_salvage_of_a_named_later_session_still_refuses(
     ws: tuple[Path, list[dict[str, Any]]],
 ) -> None:
     workspace, (_, second) = ws
-    done = cli("verify", "--salvage", "--session", second["id"], ws=workspace)
+    done = epistemic("verify", "--salvage", "--session", second["id"], cwd=workspace)
     assert done.returncode == 2 and "first session" in done.stderr
 
 
@@ -106,7 +101,9 @@ def test_seal_signs_the_named_session(
     workspace, (first, second) = ws
     key = tmp_path / "key"
     subprocess.run([KEYGEN, "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-    done = cli("seal", "--session", first["id"][:8], "--key", str(key), "--json", ws=workspace)
+    done = epistemic(
+        "seal", "--session", first["id"][:8], "--key", str(key), "--json", cwd=workspace
+    )
     assert done.returncode == 0, done.stderr
     sealed = json.loads(done.stdout)
     assert Path(sealed["statement"]).parent == Path(first["journal"]).parent / "seals"
@@ -121,14 +118,14 @@ def test_diff_compares_two_sessions_of_one_workspace(
     ws: tuple[Path, list[dict[str, Any]]],
 ) -> None:
     workspace, (first, second) = ws
-    done = cli("diff", ".", ".", "--session", first["id"][:8], "--json", "--any-task",
-               ws=workspace)  # fmt: skip
+    done = epistemic("diff", ".", ".", "--session", first["id"][:8], "--json", "--any-task",
+               cwd=workspace)  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["a"]["session"] == first["id"] and result["b"]["session"] == second["id"]
-    both = cli("diff", ".", ".", "--session", second["id"][:8], "--session", first["id"][:8],
-               "--json", "--any-task", ws=workspace)  # fmt: skip
+    both = epistemic("diff", ".", ".", "--session", second["id"][:8], "--session", first["id"][:8],
+               "--json", "--any-task", cwd=workspace)  # fmt: skip
     swapped = json.loads(both.stdout)
     assert swapped["a"]["session"] == second["id"] and swapped["b"]["session"] == first["id"]
-    three = cli("diff", ".", ".", *["--session", first["id"]] * 3, ws=workspace)
+    three = epistemic("diff", ".", ".", *["--session", first["id"]] * 3, cwd=workspace)
     assert three.returncode == 2 and "once for A, once for B" in three.stderr

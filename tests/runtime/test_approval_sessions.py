@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC, eventually
+from conftest import EPISTEMIC, epistemic, eventually
 
 KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 REASON = "The report asks for a marker file; creating it is the change itself."
@@ -29,11 +29,6 @@ id = "changes"
 when = "act == 'change-state'"
 decision = "ask"
 """
-
-
-def cli(*args: str, ws: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EPISTEMIC, *args], cwd=ws, capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
 
 
 def records(journal: Path, kind: str) -> list[dict[str, Any]]:
@@ -91,18 +86,18 @@ def test_pending_lists_every_sessions_requests_with_its_id(
     first, second = two
     assert first.folder == ws / ".epistemic" and second.folder.parent.name == "sessions"
     assert first.id != second.id
-    listed = json.loads(cli("pending", "--json", ws=ws).stdout)
+    listed = json.loads(epistemic("pending", "--json", cwd=ws).stdout)
     assert [(item["seq"], item["session_id"]) for item in listed] == [
         (1, first.id),
         (1, second.id),
     ]
     assert all(item["waiting"] for item in listed)
-    text = cli("pending", ws=ws).stdout
+    text = epistemic("pending", cwd=ws).stdout
     assert f"session  {first.id}" in text and f"session  {second.id}" in text
     assert "touch a.txt" in text and "touch b.txt" in text
-    only = json.loads(cli("pending", "--json", "--session", second.id[:8], ws=ws).stdout)
+    only = json.loads(epistemic("pending", "--json", "--session", second.id[:8], cwd=ws).stdout)
     assert [item["session_id"] for item in only] == [second.id]
-    folder = cli("pending", "--json", "-C", str(second.folder), ws=ws)
+    folder = epistemic("pending", "--json", "-C", str(second.folder), cwd=ws)
     assert [item["session_id"] for item in json.loads(folder.stdout)] == [second.id]
 
 
@@ -110,14 +105,14 @@ def test_the_same_seq_waiting_twice_is_refused_until_a_session_is_named(
     ws: Path, two: tuple[Asking, Asking]
 ) -> None:
     first, second = two
-    refused = cli("approve", "1", "--as", "qa", ws=ws)
+    refused = epistemic("approve", "1", "--as", "qa", cwd=ws)
     assert refused.returncode == 2 and "--session ID" in refused.stderr
     assert first.id[:12] in refused.stderr and second.id[:12] in refused.stderr
-    assert cli("deny", "1", ws=ws).returncode == 2
+    assert epistemic("deny", "1", cwd=ws).returncode == 2
     for asking in two:
         assert not (asking.folder / "pending" / "1.answer.json").exists()
         assert asking.process.poll() is None
-    done = cli("approve", "1", "--session", second.id[:10], "--as", "qa", ws=ws)
+    done = epistemic("approve", "1", "--session", second.id[:10], "--as", "qa", cwd=ws)
     assert done.returncode == 0, done.stderr
     code, err = second.finish()
     assert code == 0, err
@@ -126,12 +121,12 @@ def test_the_same_seq_waiting_twice_is_refused_until_a_session_is_named(
     assert records(second.journal, "approval")[0]["by"] == "qa"
     assert first.process.poll() is None and not first.marker.exists()
     # now only the first session waits for call 1: a bare `deny 1` means it
-    denied = cli("deny", "1", "--comment", "not now", ws=ws)
+    denied = epistemic("deny", "1", "--comment", "not now", cwd=ws)
     assert denied.returncode == 0, denied.stderr
     code, err = first.finish()
     assert code == 2 and "not now" in err and not first.marker.exists()
     assert records(first.journal, "approval")[0]["decision"] == "denied"
-    late = cli("approve", "1", "--session", first.id, ws=ws)
+    late = epistemic("approve", "1", "--session", first.id, cwd=ws)
     assert late.returncode == 1 and "answered already" in late.stderr
 
 
@@ -150,10 +145,10 @@ def test_an_answer_for_one_session_does_not_approve_anothers_call(
     assert records(second.journal, "approval") == []
     assert first.process.poll() is None  # the answer was not the first session's either
     # and an answer given to the first session stays the first session's
-    assert cli("approve", "1", "--session", first.id, ws=ws).returncode == 0
+    assert epistemic("approve", "1", "--session", first.id, cwd=ws).returncode == 0
     assert first.finish()[0] == 0 and first.marker.exists()
     assert second.process.poll() is None and not second.marker.exists()
-    assert cli("deny", "1", ws=ws).returncode == 0
+    assert epistemic("deny", "1", cwd=ws).returncode == 0
     assert second.finish()[0] == 2 and not second.marker.exists()
 
 
@@ -165,12 +160,12 @@ def test_bad_session_choices_are_clear_errors(ws: Path, two: tuple[Asking, Askin
         ("pending", "--session", ""),
         ("approve", "1", "--session", "zz"),
     ):
-        done = cli(*args, ws=ws)
+        done = epistemic(*args, cwd=ws)
         assert done.returncode == 2 and "Traceback" not in done.stderr, args
         assert done.stderr.startswith("epistemic: "), args
     for asking in two:
         assert asking.process.poll() is None
-    never = cli("approve", "2", ws=ws)
+    never = epistemic("approve", "2", cwd=ws)
     assert never.returncode == 1 and "no request for call 2" in never.stderr
 
 
@@ -212,14 +207,14 @@ def test_a_signed_answer_for_one_session_is_refused_by_another(ws: Path, alice: 
         rejected = eventually(lambda: records(second.journal, "approval-rejected"), "rejection")
         assert "does not match this request" in rejected[0]["why"]
         assert not second.marker.exists() and second.process.poll() is None
-        signed = cli("approve", "1", "--session", second.id, "--key", str(alice), ws=ws)
+        signed = epistemic("approve", "1", "--session", second.id, "--key", str(alice), cwd=ws)
         assert signed.returncode == 0, signed.stderr
         assert second.finish()[0] == 0 and second.marker.exists()
         approval = records(second.journal, "approval")[0]
         assert approval["signer"] == "alice@example.com"
         assert f"session: {second.id}" in approval["statement"]
         assert first.process.poll() is None and not first.marker.exists()
-        assert cli("deny", "1", "--key", str(alice), ws=ws).returncode == 0
+        assert epistemic("deny", "1", "--key", str(alice), cwd=ws).returncode == 0
         assert first.finish()[0] == 2
     finally:
         for asking in (first, second):
@@ -232,7 +227,7 @@ def test_the_first_sessions_own_folder_still_answers_alone(ws: Path) -> None:
     """One session (the legacy `.epistemic/` layout): `approve 1` needs no --session."""
     only = Asking(ws, "a.txt", "--approve", "mutating")
     try:
-        assert cli("approve", "1", "--as", "qa", ws=ws).returncode == 0
+        assert epistemic("approve", "1", "--as", "qa", cwd=ws).returncode == 0
         assert only.finish()[0] == 0 and only.marker.exists()
         assert os.listdir(ws / ".epistemic" / "pending") == ["1.closed.json"]
     finally:

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..mcp import PROGRESS_EVERY
 from ..runtime.options import (
     policy_options,
     session_option,
@@ -16,8 +17,6 @@ from ..runtime.options import (
 
 
 def register(sub: Any) -> None:
-    from ..mcp.server import PROGRESS_EVERY
-
     p = sub.add_parser(
         "mcp",
         help="serve the four tools to any MCP client (stdio)",

@@ -22,6 +22,7 @@ from ..core.version import __version__
 from ..runtime.prompt import system_prompt
 from ..runtime.results import Settings
 from ..runtime.session import Session
+from . import PROGRESS_EVERY
 from .front import Front, divert_stdout, negotiated
 
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from ..policy.rules import Policy
 
 SERVER_NAME = "epistemic"
-PROGRESS_EVERY = 10.0  # seconds between progress notifications while a call waits or runs
 #: MCP tool annotations (hints for the client): what each tool may do to the workspace.
 ANNOTATIONS: dict[str, dict[str, bool]] = {
     "bash": {"read_only": False, "destructive": True, "idempotent": False, "open_world": True},
