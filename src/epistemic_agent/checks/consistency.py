@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..core.vocabulary import is_mutating
-from ..effects.classify import Effect
+from ..effects.model import Effect
 from ..execute.observe.base import Changes
 from ..gate.check import Call, Rejected
 from ..journal.history import History, covers, inside

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from ..core.fsutil import atomic_write
 from ..core.version import __version__
-from .classify import Effect, classify
-from .model import REVISION
+from .model import REVISION, Effect
+from .tables import classifier
 
 LIMIT = 2000  # entries kept; the oldest go first
 
@@ -48,7 +48,7 @@ class EffectCache:
                 return known
             except (KeyError, TypeError, ValueError):
                 pass
-        effect = self._effects[command] = classify(command)
+        effect = self._effects[command] = classifier()(command)
         if self.keep is not None and not self.keep(command):
             return effect
         entries.pop(command, None)

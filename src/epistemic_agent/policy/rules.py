@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from ..effects.classify import Effect
+    from ..effects.model import Effect
     from .alerts import Hook
     from .supervisor import SupervisorSpec
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, BinaryIO
 
-    from ..effects.classify import Effect
+    from ..effects.model import Effect
     from ..gate.check import Call
     from .approval import Approver, Request
 

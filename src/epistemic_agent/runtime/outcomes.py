@@ -14,7 +14,7 @@ from .results import CallResult
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..effects.classify import Effect
+    from ..effects.model import Effect
     from ..execute.sandbox.confinement import ConfinementError
     from ..execute.shell import Execution
     from ..gate.check import Call

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from ..core.cancel import Cancel
     from ..effects.cache import EffectCache
-    from ..effects.classify import Effect
+    from ..effects.model import Effect
     from ..execute.shell import Execution
     from ..gate.check import GateConfig
     from ..journal.log import Record

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..core.cancel import Cancel
-    from ..effects.classify import Effect
+    from ..effects.model import Effect
     from ..journal.log import Record
     from ..policy.rules import Decision
     from .alerting import Alerting
