@@ -469,7 +469,7 @@ def test_a_screenshot_of_the_page(pages: dict[str, Path], tmp_path: Path) -> Non
 
 
 def test_html_text_cannot_be_made_to_read_reversed() -> None:
-    from epistemic_agent.core.safetext import esc
+    from epistemic_agent.core.htmltext import esc
 
     shown = esc("rm -rf \u202e/ssalg\u202c and \u2066x\u2069")
     assert not any(char in shown for char in "\u202e\u202c\u2066\u2069")

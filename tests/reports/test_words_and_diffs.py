@@ -19,6 +19,7 @@ from conftest import epistemic
 from epistemic_agent.journal.catalog import find_layout
 from epistemic_agent.journal.log import Position, follow
 from epistemic_agent.journal.records import CallView
+from epistemic_agent.reports.html.calls import diff_html_for
 from epistemic_agent.reports.rationale import diffs as call_diff
 from epistemic_agent.reports.rationale.mdsafe import visible
 from epistemic_agent.reports.rationale.report import Report
@@ -416,14 +417,14 @@ def test_a_foreign_diff_ref_is_said_not_followed(tmp_path: Path, ref: Any, says:
     markdown = call_diff.markdown_for(view(), ref, tmp_path, None)
     assert markdown.startswith("**Diff:** cannot be shown: ") and says in markdown
     assert "`epistemic show 7`" in markdown
-    html = call_diff.html_for(view(), ref, tmp_path, "s1")
+    html = diff_html_for(view(), ref, tmp_path, "s1")
     assert says in html and "epistemic show 7 --session s1" in html and "<details" not in html
 
 
 def test_no_diff_is_said_only_for_a_changing_act_that_ran(tmp_path: Path) -> None:
     for ref in (None, "not a ref", ["a list"]):
         assert "No diff was recorded" in call_diff.markdown_for(view(), ref, tmp_path, None)
-        assert "No diff was recorded" in call_diff.html_for(view("revert"), ref, tmp_path, None)
+        assert "No diff was recorded" in diff_html_for(view("revert"), ref, tmp_path, None)
         assert call_diff.markdown_for(view("collect-info"), ref, tmp_path, None) == ""
         assert call_diff.markdown_for(view(status="unknown"), ref, tmp_path, None) == ""
-        assert call_diff.html_for(view(status="rejected"), ref, tmp_path, None) == ""
+        assert diff_html_for(view(status="rejected"), ref, tmp_path, None) == ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.safetext import esc
+from ...core.htmltext import esc
 from ..beliefs import Ledger, final
 from ..rationale.beliefs import summary_line, supervisor_line, verdict_words
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from ...core.htmltext import esc
 from ...core.layout import is_session_id
-from ...core.safetext import esc
 from ...core.version import __version__
 from ...core.vocabulary import ACT_NAMES, act_order
 from ...journal.notice import notice
@@ -22,6 +22,7 @@ from ..rationale import diffs as call_diff
 from ..rationale import words as model_words
 from . import beliefs as html_beliefs
 from .assets import CSP, CSS, JS, act_css, filters_form, shape_svg, timeline_svg
+from .calls import diff_html_for, words_html
 
 if TYPE_CHECKING:
     from typing import Any
@@ -189,8 +190,8 @@ def _entries(session: Loaded) -> list[str]:
     return [
         _entry(
             view,
-            model_words.html(said.get(view.seq, [])),
-            call_diff.html_for(view, diffs.get(view.seq), evidence, name),
+            words_html(said.get(view.seq, [])),
+            diff_html_for(view, diffs.get(view.seq), evidence, name),
         )
         for view in session.views
     ]

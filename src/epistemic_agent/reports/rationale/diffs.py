@@ -1,6 +1,7 @@
-"""A call's diff shown inline, in RATIONALE.md and the HTML page: the blob its outcome's
-`evidence.diff` names (file tools write it; shell acts too where their diffs are kept), read
-and checked against its hash (blobs.py), cut at `DIFF_LINES` lines or `DIFF_CHARS` characters.
+"""A call's diff shown inline, in RATIONALE.md and the HTML page (reports/html/calls.py): the
+blob its outcome's `evidence.diff` names (file tools write it; shell acts too where their diffs
+are kept), read and checked against its hash (blobs.py), cut at `DIFF_LINES` lines or
+`DIFF_CHARS` characters.
 
 What cannot be shown is said: a missing or changed blob, a diff the store kept only the first
 part of, a diff cut for length (with its line count and the `epistemic show` that has it all),
@@ -11,10 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.safetext import esc
 from ...core.structs import struct
 from ...journal.blobs import read_blob
-from .mdsafe import block, code, text, visible
+from .mdsafe import block, code, text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -81,20 +81,13 @@ def markdown_for(view: CallView, ref: object, evidence: Path, session: str | Non
     return markdown(diff, view.act, show_hint(view.seq, session))
 
 
-def html_for(view: CallView, ref: object, evidence: Path, session: str | None) -> str:
-    """The HTML page's diff part of a narrative entry (see `markdown_for`)."""
-    if not isinstance(ref, dict) and view.status != "ran":
-        return ""
-    diff = read(evidence, ref) if isinstance(ref, dict) else None
-    return html(diff, view.act, show_hint(view.seq, session))
-
-
 def show_hint(seq: int, session: str | None) -> str:
     """The command that shows the whole call."""
     return f"epistemic show {seq}" + (f" --session {session}" if session else "")
 
 
-def _size(diff: Diff) -> str:
+def size_text(diff: Diff) -> str:
+    """How much of the diff is shown, in words."""
     if diff.cut:
         return f"the first {diff.shown_lines} of {diff.lines} lines"
     return f"{diff.lines} line(s)"
@@ -111,28 +104,5 @@ def markdown(diff: Diff | None, act: str | None, hint: str) -> str:
         notes.append(f"_Diff cut for length: the whole diff is in {code(hint)}._")
     if diff.stored_part:
         notes.append(f"_The evidence store {text(diff.stored_part)} of this diff._")
-    head = f"**Diff** ({_size(diff)}):\n\n{block(diff.shown, 'diff')}\n\n"
+    head = f"**Diff** ({size_text(diff)}):\n\n{block(diff.shown, 'diff')}\n\n"
     return head + "".join(note + "\n\n" for note in notes)
-
-
-def html(diff: Diff | None, act: str | None, hint: str) -> str:
-    """The diff for the HTML page: collapsed in a `<details>`, escaped."""
-
-    if diff is None:
-        missing = '<p class="muted">No diff was recorded for this call.</p>'
-        return missing if act in CHANGING_ACTS else ""
-    if diff.shown is None:
-        return (
-            f'<p class="flag"><b>Diff:</b> cannot be shown: {esc(diff.problem)} '
-            f"(<code>{esc(hint)}</code>).</p>"
-        )
-    summary = f"Diff ({_size(diff)}"
-    if diff.cut:
-        summary += f"; the whole diff: <code>{esc(hint)}</code>"
-    if diff.stored_part:
-        summary += f"; the evidence store {esc(diff.stored_part)}"
-    body = esc(visible(diff.shown, keep="\n\t"))
-    return (
-        f'<details class="diff"><summary>{summary})</summary>'
-        f"<pre><code>{body}</code></pre></details>"
-    )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.safetext import esc
 from .mdsafe import block, text, visible
 
 if TYPE_CHECKING:
@@ -63,15 +62,6 @@ def markdown(said: list[str]) -> str:
     return "".join(f"_The model said:_\n\n{part}\n\n" for part in parts)
 
 
-def html(said: list[str]) -> str:
-    """The words for the HTML page, escaped (`esc`; control characters but line breaks and
-    tabs as `\\x1b`-style escapes), line breaks kept by the stylesheet."""
-
-    return "".join(
-        f'<div class="said"><span class="muted">The model said:</span> {esc(_shown(w))}</div>'
-        for w in said
-    )
-
-
-def _shown(words: str) -> str:
+def shown(words: str) -> str:
+    """The words as a page shows them: control characters but line breaks and tabs escaped."""
     return visible(words.strip(), keep="\n\t")
