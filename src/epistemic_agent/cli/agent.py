@@ -258,12 +258,12 @@ def _chosen_session(args: argparse.Namespace) -> str | None:
 def _supervisor(args: argparse.Namespace, policy: Any) -> Any:
     """The supervisor --supervisor or the policy names, started now: a bad one is a usage
     error before the model is asked anything."""
-    from ..providers import ProviderError
+    from ..core.errors import SupervisorUnavailable
     from ..runtime.session import supervisor_for as make
 
     try:
         return make(policy, args.supervisor)
-    except ProviderError as error:
+    except SupervisorUnavailable as error:
         raise UsageError(supervisor_error(error)) from None
 
 

@@ -89,8 +89,8 @@ def _open_session(args: argparse.Namespace) -> Any:
         settings = Settings(
             timeout=timeout, approval_timeout=waits, session=chosen, supervisor=supervisor
         )
+    from ..core.errors import SupervisorUnavailable
     from ..core.layout import moved_note
-    from ..providers import ProviderError
 
     moved = moved_note(directory)  # the workspace has a RATIONALE.md of its own
     ticket = ticket_of(args)
@@ -98,7 +98,7 @@ def _open_session(args: argparse.Namespace) -> Any:
 
     try:
         session = Session(directory, settings, header, policy=chosen_policy(args)).open()
-    except ProviderError as error:  # the supervisor could not start: before anything ran
+    except SupervisorUnavailable as error:  # before anything ran
         from ..runtime.options import supervisor_error
 
         raise UsageError(supervisor_error(error)) from None

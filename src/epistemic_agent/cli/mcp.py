@@ -65,13 +65,13 @@ def _cmd_mcp(args: Any) -> int:
         raise PolicyError(f"{policy.source}: {problem}")
     if not args.progress_interval > 0:
         raise UsageError("--progress-interval must be a positive number of seconds")
-    from ..providers import ProviderError
+    from ..core.errors import SupervisorUnavailable
     from ..runtime.options import supervisor_error, ticket_of
     from ..runtime.session import supervisor_for
 
     try:
         supervisor = supervisor_for(policy, args.supervisor)
-    except ProviderError as error:
+    except SupervisorUnavailable as error:
         raise UsageError(supervisor_error(error)) from None
     keeper = Gatekeeper(
         directory, policy, args.approval_timeout, implicit=named is None, supervisor=supervisor

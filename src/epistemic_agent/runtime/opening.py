@@ -16,9 +16,9 @@ from ..core.version import __version__
 from ..execute.sandbox.confinement import Confinement, ConfinementError, unmet
 from ..execute.sandbox.platform import Platform, detect
 from ..policy.rules import PolicyError
-from ..policy.supervisor import SupervisorSpec
+from ..policy.supervisor import ROLE, SupervisorSpec
 from .git_step import HOOK, is_installed
-from .supervisor import ROLE, make_supervisor
+from .supervisors import make_supervisor
 
 if TYPE_CHECKING:
     from typing import Any
@@ -43,7 +43,8 @@ def platform_for(settings: Settings) -> Platform:
 
 def supervisor_for(policy: Policy, model: str | None) -> Supervisor | None:
     """The supervisor `--supervisor` or the policy's [supervisor] names (the flag's model over
-    the file's, with the file's other settings); None when neither names a model."""
+    the file's, with the file's other settings); None when neither names a model. Raises
+    `SupervisorUnavailable` when the one named cannot start."""
     spec = (policy.supervisor or SupervisorSpec()).with_model(model)
     if spec.model is None:
         return None

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 from ..core.clock import now
 from ..core.structs import struct
 from ..policy.rules import Decision
+from ..policy.supervisor import ROLE
 from ..reports.beliefs import agent_verdict
-from .supervisor import ROLE
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..effects.classify import Effect
+    from ..effects.model import Effect
     from ..gate.check import Call
     from ..journal.log import Record
     from .guard import Guard

@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.errors import SupervisorUnavailable
 from ..core.structs import field, struct
+from ..policy.supervisor import ROLE as ROLE
 from ..policy.supervisor import SupervisorSpec
 from ..providers import ModelSpecError, make_provider, split_spec
 from ..providers.base import ProviderError, Turn, Usage, UserMessage
@@ -28,7 +30,6 @@ VERDICTS = ("ok", "flag", "block")
 BELIEF_VERDICTS = ("confirmed", "refuted", "unsettled")
 MAX_NOTE = 2000
 RAW_KEPT = 500  # characters of a malformed answer kept in the record
-ROLE = "second-opinion"
 
 PROMPT = """\
 You are the supervisor of a coding agent. You do not run anything. Before each of the agent's \
@@ -214,6 +215,16 @@ class _Quiet:
 
 def _since(started: float) -> float:
     return round(time.monotonic() - started, 6)
+
+
+def start(spec: SupervisorSpec, timeout: float) -> Supervisor:
+    """The `model` factory of supervisors.py: `make_supervisor`, with what stops it from
+    starting as `SupervisorUnavailable` (the registry's error, for callers that never import
+    the providers)."""
+    try:
+        return make_supervisor(spec, timeout)
+    except ProviderError as error:
+        raise SupervisorUnavailable(str(error)) from error
 
 
 def make_supervisor(spec: SupervisorSpec, timeout: float = 120.0) -> Supervisor:
