@@ -37,15 +37,33 @@ HEAVY_STDLIB = {
 PROBE = """
 import atexit, json, sys, runpy
 def dump():
-    tops = sorted({name.split(".")[0] for name in sys.modules})
-    sys.__stderr__.write("MODULES " + json.dumps(tops) + "\\n")
+    sys.__stderr__.write("MODULES " + json.dumps(sorted(sys.modules)) + "\\n")
 atexit.register(dump)
 sys.argv = ["epistemic", "exec", *json.loads(sys.argv[1])]
 runpy.run_module("epistemic_agent.cli", run_name="__main__")
 """
 
 
+#: What a shell call whose classification the workspace has cached must not import: the
+#: parser, the program tables, the model layer (no supervisor is set), the HTML escaping and
+#: the commit hook's trace model.
+NOT_ON_A_CACHED_CALL = (
+    "tree_sitter",
+    "epistemic_agent.effects.classify",
+    "epistemic_agent.effects.programs",
+    "epistemic_agent.providers",
+    "epistemic_agent.runtime.supervisor",
+    "html",
+    "epistemic_agent.reports.html",
+)
+
+
 def imported_by_exec(workspace: Path, args: list[str]) -> set[str]:
+    """The top-level names of the packages `epistemic exec ARGS` imports."""
+    return {name.split(".")[0] for name in modules_of_exec(workspace, args)}
+
+
+def modules_of_exec(workspace: Path, args: list[str]) -> set[str]:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(["-C", str(workspace), *args])],
         capture_output=True,
@@ -79,3 +97,18 @@ def test_exec_imports_nothing_heavy(tmp_path: Path, args: list[str]) -> None:
     assert outside - {"__main__"} <= THIRD_PARTY, f"new on exec's path: {outside - THIRD_PARTY}"
     assert not modules & HEAVY_STDLIB, f"heavy on exec's path: {modules & HEAVY_STDLIB}"
     assert "epistemic_agent" in modules and "tree_sitter" in modules  # the probe saw the call
+
+
+def test_a_call_seen_before_loads_no_parser_no_tables_and_no_model_layer(tmp_path: Path) -> None:
+    args = ["--type", "collect-info", "--reason", "see which files the workspace holds", "--"]
+    first = modules_of_exec(tmp_path, [*args, "ls -a"])
+    again = modules_of_exec(tmp_path, [*args, "ls -a"])
+    assert "epistemic_agent.effects.programs" in first  # a new command is classified
+    loaded = {
+        n
+        for n in again
+        for gone in NOT_ON_A_CACHED_CALL
+        if n.split(".")[: gone.count(".") + 1] == gone.split(".")
+    }
+    assert not loaded, f"on the path of a cached call: {sorted(loaded)}"
+    assert "epistemic_agent.effects.cache" in again  # the probe saw the call
