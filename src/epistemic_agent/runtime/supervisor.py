@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import SupervisorUnavailable
 from ..core.structs import field, struct
-from ..policy.supervisor import ROLE as ROLE
 from ..policy.supervisor import SupervisorSpec
 from ..providers import ModelSpecError, make_provider, split_spec
 from ..providers.base import ProviderError, Turn, Usage, UserMessage
