@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
+from ..core.registry import load
 from .base import ModelOptions, ModelSpecError, Provider, ProviderError
 from .models import lookup
 from .replay import ScriptError
@@ -22,9 +22,8 @@ PROVIDERS = tuple(PROVIDER_CLASSES)
 
 
 def provider_class(kind: str) -> Any:
-    """The class registered under `kind` (one of PROVIDERS)."""
-    module_name, _, class_name = PROVIDER_CLASSES[kind].rpartition(".")
-    return getattr(importlib.import_module(module_name), class_name)
+    """The class registered under `kind` (one of PROVIDERS); KeyError names the known ones."""
+    return load(PROVIDER_CLASSES, kind, "provider")
 
 
 def split_spec(spec: str) -> tuple[str, str]:

@@ -8,11 +8,11 @@ its module is imported only when it is chosen.
 
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.registry import load
 from .approval import Approver, Channel
 
 APPROVERS: dict[str, str] = {
@@ -23,11 +23,7 @@ APPROVERS: dict[str, str] = {
 
 def approver_class(name: str) -> Any:
     """The approver class registered under `name`; KeyError names the known ones."""
-    try:
-        module_name, _, class_name = APPROVERS[name].rpartition(".")
-    except KeyError:
-        raise KeyError(f"no approver named {name!r}; known: {', '.join(APPROVERS)}") from None
-    return getattr(importlib.import_module(module_name), class_name)
+    return load(APPROVERS, name, "approver")
 
 
 def choose(channel: str, folder: Path, timeout: float, workspace: str) -> Approver:

@@ -11,8 +11,9 @@ usage error.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..core.registry import load
 
 if TYPE_CHECKING:
     from typing import Any
@@ -29,11 +30,7 @@ SUPERVISORS: dict[str, str] = {
 
 def supervisor_factory(kind: str) -> Any:
     """The factory registered under `kind`; KeyError names the known ones."""
-    try:
-        module_name, _, name = SUPERVISORS[kind].rpartition(".")
-    except KeyError:
-        raise KeyError(f"no supervisor named {kind!r}; known: {', '.join(SUPERVISORS)}") from None
-    return getattr(importlib.import_module(module_name), name)
+    return load(SUPERVISORS, kind, "supervisor")
 
 
 def make_supervisor(

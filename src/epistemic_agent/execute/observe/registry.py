@@ -8,9 +8,9 @@ module is imported until it is chosen.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
+from ...core.registry import load
 from . import fanotify_kernel
 from .base import DEFAULT_IGNORE, Observer, WorkspaceObserver
 
@@ -23,11 +23,7 @@ OBSERVERS: dict[str, str] = {
 
 def observer_class(name: str) -> type[WorkspaceObserver]:
     """The observer class registered under `name`; KeyError names the known ones."""
-    try:
-        module_name, _, class_name = OBSERVERS[name].rpartition(".")
-    except KeyError:
-        raise KeyError(f"no observer named {name!r}; known: {', '.join(OBSERVERS)}") from None
-    found: type[WorkspaceObserver] = getattr(importlib.import_module(module_name), class_name)
+    found: type[WorkspaceObserver] = load(OBSERVERS, name, "observer")
     return found
 
 
