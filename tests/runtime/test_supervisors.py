@@ -12,7 +12,7 @@ import pytest
 from epistemic_agent.core.errors import SupervisorUnavailable
 from epistemic_agent.policy.supervisor import SupervisorSpec
 from epistemic_agent.runtime.supervisor import Supervisor
-from epistemic_agent.runtime.supervisors import SUPERVISORS, make_supervisor, supervisor_factory
+from epistemic_agent.runtime.supervisors import SUPERVISORS, start_supervisor, supervisor_factory
 
 
 @pytest.mark.parametrize("kind", sorted(SUPERVISORS))
@@ -28,7 +28,7 @@ def test_an_unknown_supervisor_is_refused_by_name() -> None:
 def test_a_verdict_script_makes_a_supervisor(tmp_path: Path) -> None:
     script = tmp_path / "verdicts.json"
     script.write_text(json.dumps([{"default": True, "verdict": "ok"}]))
-    supervisor = make_supervisor(SupervisorSpec(f"replay:{script}"))
+    supervisor = start_supervisor(SupervisorSpec(f"replay:{script}"))
     assert isinstance(supervisor, Supervisor) and supervisor.model == f"replay:{script}"
 
 
@@ -42,11 +42,22 @@ def test_a_verdict_script_makes_a_supervisor(tmp_path: Path) -> None:
 )
 def test_a_supervisor_that_cannot_start_says_why(model: str | None, message: str) -> None:
     with pytest.raises(SupervisorUnavailable, match=message):
-        make_supervisor(SupervisorSpec(model))
+        start_supervisor(SupervisorSpec(model))
 
 
 def test_a_model_without_its_key_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EPISTEMIC_TEST_NO_KEY", raising=False)
     spec = SupervisorSpec("openai:gpt-4o-mini", api_key_env="EPISTEMIC_TEST_NO_KEY")
     with pytest.raises(SupervisorUnavailable, match="EPISTEMIC_TEST_NO_KEY"):
-        make_supervisor(spec)
+        start_supervisor(spec)
+
+
+def test_a_session_whose_supervisor_cannot_start_raises_a_provider_error(ws: Path) -> None:
+    """What the Python API raised before supervisors were loaded by name: a ProviderError."""
+    from epistemic_agent.providers import ProviderError
+    from epistemic_agent.runtime.session import Session, Settings
+
+    session = Session(ws, Settings(supervisor="replay:/nonexistent/verdicts.json"))
+    with pytest.raises(ProviderError, match="does not exist"):
+        session.open()
+    assert not (ws / ".epistemic").exists()

@@ -16,9 +16,9 @@ if TYPE_CHECKING:
 
     from .spec import Errors, Spots
 
-#: The acts a supervisor reviews unless told otherwise: those that test or change something.
 #: What the journal says a supervisor is, in the session header and in each `review` record.
 ROLE = "second-opinion"
+#: The acts a supervisor reviews unless told otherwise: those that test or change something.
 DEFAULT_ACTS = ("test-hypothesis", "change-state", "revert")
 ON_ERROR = ("allow", "deny", "ask")
 DEFAULT_BUDGET = 200_000  # tokens, input and output, per session

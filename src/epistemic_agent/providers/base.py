@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+from ..core.errors import ProviderError as ProviderError
 from ..core.structs import field, struct
 from .models import ModelInfo
 
@@ -97,25 +98,6 @@ class ToolResults:
 
 
 Message = UserMessage | AssistantMessage | ToolResults
-
-
-class ProviderError(Exception):
-    """A model call failed. `retryable` errors (429, 5xx, timeouts) are retried with backoff."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        retryable: bool = False,
-        retry_after: float | None = None,
-        context_limit: bool = False,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.retryable = retryable
-        self.retry_after = retry_after
-        self.context_limit = context_limit  # the request did not fit the context window
 
 
 class ModelSpecError(ProviderError):

@@ -18,7 +18,7 @@ from ..execute.sandbox.platform import Platform, detect
 from ..policy.rules import PolicyError
 from ..policy.supervisor import ROLE, SupervisorSpec
 from .git_step import HOOK, is_installed
-from .supervisors import make_supervisor
+from .supervisors import start_supervisor
 
 if TYPE_CHECKING:
     from typing import Any
@@ -49,7 +49,7 @@ def supervisor_for(policy: Policy, model: str | None) -> Supervisor | None:
     if spec.model is None:
         return None
 
-    return make_supervisor(spec)
+    return start_supervisor(spec)
 
 
 class Confining:

@@ -33,9 +33,10 @@ def supervisor_factory(kind: str) -> Any:
     return load(SUPERVISORS, kind, "supervisor")
 
 
-def make_supervisor(
+def start_supervisor(
     spec: SupervisorSpec, timeout: float = 120.0, kind: str = "model"
 ) -> Supervisor:
-    """The supervisor of the kind named, built from its spec."""
+    """The supervisor of the kind named, built from its spec; `SupervisorUnavailable` when it
+    cannot start."""
     supervisor: Supervisor = supervisor_factory(kind)(spec, timeout)
     return supervisor
