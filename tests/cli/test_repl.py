@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import EPISTEMIC
 from ptyterm import CTRL_A, CTRL_C, CTRL_D, ENTER, LEFT, UP, Terminal
 
@@ -243,7 +245,17 @@ def test_new_starts_a_session_and_the_agent_goes_on_in_it(ws: Path, tmp_path: Pa
     assert "echo call-2" in out.getvalue()  # the live view goes on with the new session
 
 
-def test_new_that_cannot_open_a_session_keeps_the_current_one(ws: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "policy",
+    [
+        "default = [\n",  # no longer a policy
+        'default = "allow"\n[supervisor]\nmodel = "replay:/nonexistent/verdicts.json"\n',
+    ],
+    ids=["broken-policy", "supervisor-that-cannot-start"],
+)
+def test_new_that_cannot_open_a_session_keeps_the_current_one(
+    ws: Path, tmp_path: Path, policy: str
+) -> None:
     played = script(tmp_path, answers(2))
     (ws / "epistemic.toml").write_text('default = "allow"\n')
     shell = subprocess.Popen(
@@ -256,7 +268,7 @@ def test_new_that_cannot_open_a_session_keeps_the_current_one(ws: Path, tmp_path
     shell.stdin.flush()
     while "answer 1" not in shell.stdout.readline():
         pass
-    (ws / "epistemic.toml").write_text("default = [\n")  # no longer a policy
+    (ws / "epistemic.toml").write_text(policy)
     out, err = shell.communicate("/new\nsecond\n", timeout=60)
     assert shell.returncode == 0, err
     assert "no new session: " in out and "this one goes on" in out

@@ -184,13 +184,14 @@ class Repl:
         return ("-C", str(self.session.workspace), "--session", self.session.session_id)
 
     def _new(self, rest: str) -> None:
+        from ..core.errors import SupervisorUnavailable
         from ..policy.rules import PolicyError
         from .repl_session import fresh
 
         ended = self.session.session_id
         try:
             self.session, self.agent = fresh(self.session, self.agent)
-        except (PolicyError, OSError) as error:
+        except (PolicyError, SupervisorUnavailable, OSError) as error:
             self._say(visible(f"no new session: {error}; this one goes on"))
             return
         self.stop = None

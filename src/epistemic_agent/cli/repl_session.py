@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 def fresh(session: Session, agent: Agent) -> tuple[Session, Agent]:
     """A new session and an agent over it; then `session` is ended (a `closed` record: `exec`
     no longer continues it) and closed. When the new one cannot open (a policy that no longer
-    loads: PolicyError, OSError), the exception reaches the caller and `session` goes on."""
+    loads: PolicyError, OSError; a supervisor it names that cannot start: SupervisorUnavailable),
+    the exception reaches the caller and `session` goes on."""
     from ..runtime.agent import Agent
     from ..runtime.guard import workspace_policy
     from ..runtime.session import Session
