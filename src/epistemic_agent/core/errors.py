@@ -29,5 +29,5 @@ class ProviderError(Exception):
 
 class SupervisorUnavailable(ProviderError):
     """A supervisor could not start: the message says why (a bad spec or script, no key).
-    Raised before anything ran; the command line reports it as a usage error. A
-    `ProviderError`, as what stops a supervisor from starting always was."""
+    Raised before anything ran; the command line reports it as a usage error. It is a
+    `ProviderError`: code that catches those catches it too."""
