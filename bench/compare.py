@@ -76,24 +76,35 @@ def run_script(tree: Path, script: str, args: tuple[str, ...]) -> str:
 def cells(script: str, text: str) -> dict[Cell, float]:
     """Every numeric cell of every Markdown table in `text`, keyed by where it stands."""
     found: dict[Cell, float] = {}
-    header: list[str] = []
-    for line in text.splitlines():
-        if not line.startswith("|"):
-            header = []
-            labelled = LABELLED.match(line)
-            if labelled is not None:
-                unit = labelled.group(3) or "value"
-                found[(script, "", labelled.group(1).strip(), unit)] = (
-                    number(labelled.group(2)) or 0.0
-                )
+    table: list[list[str]] = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            row = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if not all(set(cell) <= set("-: ") for cell in row):
+                table.append(row)
             continue
-        row = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if all(set(cell) <= set("-: ") for cell in row):
-            continue
-        if not header:
-            header = row
-            continue
+        if table:
+            found.update(table_cells(script, table))
+            table = []
+        labelled = LABELLED.match(line)
+        if labelled is not None:
+            unit = labelled.group(3) or "value"
+            found[(script, "", labelled.group(1).strip(), unit)] = number(labelled.group(2)) or 0.0
+    return found
+
+
+def table_cells(script: str, table: list[list[str]]) -> dict[Cell, float]:
+    """A table's numeric cells. A row is named by its first cell; where that repeats (`mix` at
+    100, 1,000 and 10,000 calls), by its first two, so that no row hides another."""
+    header, rows = table[0], table[1:]
+    repeated = {
+        label for label in (row[0] for row in rows) if [r[0] for r in rows].count(label) > 1
+    }
+    found: dict[Cell, float] = {}
+    for row in rows:
         label = row[0]
+        if label in repeated and len(row) > 1 and len(header) > 1:
+            label = f"{row[0]}, {header[1]} {row[1]}"
         for column, cell in zip(header[1:], row[1:], strict=False):
             value = number(cell)
             if value is not None:

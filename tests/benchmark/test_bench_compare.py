@@ -45,3 +45,15 @@ def test_the_paired_table_gives_medians_and_their_ratio() -> None:
     assert "| bench_x | **confined** | median µs | 3,000 | 2,700 | 0.90 |" in lines
     only = compare.compare([compare.cells("bench_x", BASE)], [{}])
     assert "| bench_x | bare | median µs | 2,000 | - | - |" in only
+
+
+def test_rows_with_the_same_name_are_told_apart_by_their_second_cell() -> None:
+    compare = compare_module()
+    text = (
+        "| mix | calls | mean |\n|---|--:|--:|\n| mix | 100 | 3,000 |\n| mix | 10,000 | 4,000 |\n"
+    )
+    found = compare.cells("bench_core", text)
+    header = "mix | calls | mean"
+    assert found[("bench_core", header, "mix, calls 100", "mean")] == 3000.0
+    assert found[("bench_core", header, "mix, calls 10,000", "mean")] == 4000.0
+    assert len(found) == 4
