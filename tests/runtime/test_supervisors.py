@@ -10,19 +10,20 @@ from pathlib import Path
 import pytest
 
 from epistemic_agent.core.errors import SupervisorUnavailable
+from epistemic_agent.core.registry import load
 from epistemic_agent.policy.supervisor import SupervisorSpec
 from epistemic_agent.runtime.supervisor import Supervisor
-from epistemic_agent.runtime.supervisors import SUPERVISORS, start_supervisor, supervisor_factory
+from epistemic_agent.runtime.supervisors import SUPERVISORS, start_supervisor
 
 
 @pytest.mark.parametrize("kind", sorted(SUPERVISORS))
 def test_every_registered_supervisor_loads(kind: str) -> None:
-    assert callable(supervisor_factory(kind))
+    assert callable(load(SUPERVISORS, kind, "supervisor"))
 
 
 def test_an_unknown_supervisor_is_refused_by_name() -> None:
     with pytest.raises(KeyError, match="no supervisor named 'oracle'; known: model"):
-        supervisor_factory("oracle")
+        start_supervisor(SupervisorSpec("replay:verdicts.json"), kind="oracle")
 
 
 def test_a_verdict_script_makes_a_supervisor(tmp_path: Path) -> None:

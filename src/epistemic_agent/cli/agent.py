@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
+from ..core.errors import SupervisorUnavailable, UsageError
 from ..runtime.options import (
     chosen_policy,
     policy_options,
@@ -258,7 +258,6 @@ def _chosen_session(args: argparse.Namespace) -> str | None:
 def _supervisor(args: argparse.Namespace, policy: Any) -> Any:
     """The supervisor --supervisor or the policy names, started now: a bad one is a usage
     error before the model is asked anything."""
-    from ..core.errors import SupervisorUnavailable
     from ..runtime.session import supervisor_for as make
 
     try:

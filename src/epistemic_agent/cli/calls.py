@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import UsageError
+from ..core.errors import SupervisorUnavailable, UsageError
 from ..runtime.options import (
     chosen_policy,
     command_option,
@@ -89,7 +89,6 @@ def _open_session(args: argparse.Namespace) -> Any:
         settings = Settings(
             timeout=timeout, approval_timeout=waits, session=chosen, supervisor=supervisor
         )
-    from ..core.errors import SupervisorUnavailable
     from ..core.layout import moved_note
 
     moved = moved_note(directory)  # the workspace has a RATIONALE.md of its own

@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
 
 
 def _cmd_mcp(args: Any) -> int:
-    from ..core.errors import UsageError
+    from ..core.errors import SupervisorUnavailable, UsageError
     from ..execute.sandbox.confinement import probe, unmet, warning
     from ..execute.sandbox.platform import detect
     from ..journal.catalog import for_writing
@@ -65,7 +65,6 @@ def _cmd_mcp(args: Any) -> int:
         raise PolicyError(f"{policy.source}: {problem}")
     if not args.progress_interval > 0:
         raise UsageError("--progress-interval must be a positive number of seconds")
-    from ..core.errors import SupervisorUnavailable
     from ..runtime.options import supervisor_error, ticket_of
     from ..runtime.session import supervisor_for
 

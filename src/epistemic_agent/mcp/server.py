@@ -9,10 +9,9 @@ protocol messages reaches stdout; this module logs to stderr only.
 
 from __future__ import annotations
 
-import functools
 import sys
 import threading
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
@@ -147,7 +146,7 @@ def _client_of(ctx: Any) -> dict[str, Any]:
     return {"name": getattr(info, "name", None), "version": getattr(info, "version", None)}
 
 
-@functools.cache
+@cache
 def sdk() -> SimpleNamespace:
     """The MCP SDK and anyio: the one accessor for them. Lazy because importing them takes about
     a second, and the front (front.py) answers the client's handshake meanwhile."""

@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING
 from ..core.registry import load
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from ..policy.supervisor import SupervisorSpec
     from .supervisor import Supervisor
 
@@ -28,15 +26,10 @@ SUPERVISORS: dict[str, str] = {
 }
 
 
-def supervisor_factory(kind: str) -> Any:
-    """The factory registered under `kind`; KeyError names the known ones."""
-    return load(SUPERVISORS, kind, "supervisor")
-
-
 def start_supervisor(
     spec: SupervisorSpec, timeout: float = 120.0, kind: str = "model"
 ) -> Supervisor:
     """The supervisor of the kind named, built from its spec; `SupervisorUnavailable` when it
-    cannot start."""
-    supervisor: Supervisor = supervisor_factory(kind)(spec, timeout)
+    cannot start, KeyError (naming the known kinds) for a kind not registered."""
+    supervisor: Supervisor = load(SUPERVISORS, kind, "supervisor")(spec, timeout)
     return supervisor
