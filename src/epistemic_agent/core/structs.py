@@ -9,21 +9,12 @@ checkers understand it through PEP 681's `dataclass_transform`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform, overload
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TypeVar, dataclass_transform, overload
 
-    T = TypeVar("T")
-else:
-
-    def dataclass_transform(**_options):
-        return lambda function: function
-
-    def overload(function):
-        return function
-
+T = TypeVar("T")
 
 _MISSING: Any = object()
 
@@ -49,11 +40,11 @@ def struct(cls: type[T], /) -> type[T]: ...
 
 
 @overload
-def struct(*, frozen: bool = True) -> Callable[[type[T]], type[T]]: ...  # noqa: F811
+def struct(*, frozen: bool = True) -> Callable[[type[T]], type[T]]: ...
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
-def struct(cls: Any = None, /, *, frozen: bool = True) -> Any:  # noqa: F811
+def struct(cls: Any = None, /, *, frozen: bool = True) -> Any:
     """Decorate a class with annotated fields: `@struct` (frozen) or `@struct(frozen=False)`."""
 
     def wrap(klass: Any) -> Any:
