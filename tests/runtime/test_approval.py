@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import select
 import subprocess
 import time
 from collections.abc import Callable
@@ -29,6 +27,7 @@ from epistemic_agent.providers.replay import ReplayProvider
 from epistemic_agent.runtime.agent import Agent, AgentConfig
 from epistemic_agent.runtime.approval import Answer, Request
 from epistemic_agent.runtime.session import Session, Settings
+from ptyterm import answer_prompt
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_POLICY = re.search(  # the example policy of docs/policy.md
@@ -334,56 +333,10 @@ def test_answering_without_a_request_or_with_bad_input(ws: Path) -> None:
 # -- the terminal channel, through a pseudo-terminal ----------------------------------------
 
 
-def read_until(fd: int, marker: bytes, seen: bytearray, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while marker not in seen:
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            raise AssertionError(f"no {marker!r} in {bytes(seen)!r}")
-        try:
-            seen += os.read(fd, 4096)
-        except OSError:
-            raise AssertionError(
-                f"the terminal closed before {marker!r}: {bytes(seen)!r}"
-            ) from None
-
-
-def on_terminal(ws: Path, *answers: bytes) -> tuple[int, bytes]:
-    master, slave = pty.openpty()
-    args = [
-        EPISTEMIC,
-        "exec",
-        "--type",
-        "change-state",
-        "--reason",
-        CHANGE,
-        "--approve",
-        "mutating",
-        "--",
-        "touch made.txt",
-    ]
-    process = subprocess.Popen(
-        args, cwd=ws, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
-    )
-    os.close(slave)
-    seen = bytearray()
-    try:
-        read_until(master, b"[y/n]", seen)
-        for answer, marker in zip(answers, (b"comment", b""), strict=False):
-            os.write(master, answer)
-            if marker:
-                read_until(master, marker, seen)
-        process.wait(timeout=30)
-        while select.select([master], [], [], 0.2)[0]:
-            try:
-                seen += os.read(master, 4096)
-            except OSError:
-                break
-    finally:
-        os.close(master)
-        if process.poll() is None:
-            process.kill()
-    return process.returncode, bytes(seen)
+def on_terminal(ws: Path, answer: bytes, comment: bytes) -> tuple[int, bytes]:
+    argv = [EPISTEMIC, "exec", "--type", "change-state", "--reason", CHANGE, "--approve",
+            "mutating", "--", "touch made.txt"]  # fmt: skip
+    return answer_prompt(argv, str(ws), answer, comment)
 
 
 def test_terminal_approval_shows_the_call_and_records_the_comment(ws: Path) -> None:
