@@ -7,17 +7,15 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from conftest import EPISTEMIC
+from mcpclient import INITIALIZED, connect, initialize_request
 
 CHANGE = "The task asks for this file; creating it is the change itself."
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
@@ -34,18 +32,6 @@ message = "a human approves every change"
 """
 
 pytestmark = pytest.mark.anyio
-
-
-@asynccontextmanager
-async def connect(ws: Path, *opts: str) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=EPISTEMIC, args=["mcp", "-C", str(ws), *opts])
-    with open(ws.parent / "server.err", "w") as log:
-        async with (
-            stdio_client(params, errlog=log) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
 
 
 def journal(ws: Path) -> list[dict[str, Any]]:
@@ -149,17 +135,8 @@ def test_a_client_that_goes_away_leaves_nothing_waiting(ws: Path) -> None:
     )
     assert server.stdin is not None
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "a-client", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        initialize_request("a-client", "1"),
+        INITIALIZED,
         {
             "jsonrpc": "2.0",
             "id": 2,
