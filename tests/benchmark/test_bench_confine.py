@@ -18,24 +18,13 @@ from epistemic_agent.benchmark import TASKS_DIR, judgelib
 from epistemic_agent.benchmark.hiding import git_folders, out_siblings, plan
 from epistemic_agent.benchmark.judge import Private, launcher_argv
 from epistemic_agent.benchmark.peek import Watch
-from epistemic_agent.execute.sandbox.platform import Platform, detect
 from epistemic_agent.runtime.session import Session, Settings
+from mechanisms import confined_by
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
 
-FOUND = detect(probe_bwrap=True)
 LOOK = "look at what lies around before deciding anything"
 SECRET = "the answer is 42"
-
-
-def strong(name: str) -> Platform:
-    if name == "bwrap":
-        if FOUND.bwrap is None or FOUND.bwrap_error is not None:
-            pytest.skip(f"no working bubblewrap: {FOUND.bwrap_error}")
-        return Platform(None, "off", None, "off", FOUND.bwrap, None)
-    if FOUND.landlock_abi is None or FOUND.namespaces is None:
-        pytest.skip("no Landlock with namespaces here")
-    return Platform(FOUND.landlock_abi, None, FOUND.namespaces, None, None, "not used")
 
 
 @pytest.fixture
@@ -59,7 +48,7 @@ def test_hidden_and_covered_paths_show_nothing_to_any_act_by_any_path(
 ) -> None:
     ws, hidden, covered, decoy = secrets_box
     settings = Settings(
-        platform=strong(mechanism),
+        platform=confined_by(mechanism),
         hidden=(str(hidden),),
         decoys=((str(covered), str(decoy)),),
     )
