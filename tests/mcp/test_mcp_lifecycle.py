@@ -7,14 +7,13 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, eventually
 from mcpclient import INITIALIZED, connect, initialize_request
 
 CHANGE = "The task asks for this file; creating it is the change itself."
@@ -42,16 +41,6 @@ def journal(ws: Path) -> list[dict[str, Any]]:
 def outcome_of(ws: Path, seq: int) -> dict[str, Any] | None:
     found = [r for r in journal(ws) if r["kind"] == "outcome" and r.get("seq") == seq]
     return found[0] if found else None
-
-
-def eventually(check: Callable[[], Any], what: str, seconds: float = 20.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def approve(ws: Path, seq: int) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, eventually
 from epistemic_agent.core.vocabulary import ACT_NAMES, is_mutating
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.policy.file import load_policy
@@ -73,16 +72,6 @@ def run(*args: str, cwd: Path, **kwargs: Any) -> subprocess.CompletedProcess[str
     return subprocess.run(
         [EPISTEMIC, *args], cwd=cwd, capture_output=True, text=True, timeout=60, **kwargs
     )
-
-
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = 20) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # -- decisions through the Python API -------------------------------------------------------
@@ -255,7 +244,7 @@ def pending(ws: Path) -> list[dict[str, Any]]:
 
 def test_file_channel_approve_from_another_process(ws: Path) -> None:
     process = start_exec(ws, "--approve", "mutating")
-    waiting = wait_for(lambda: pending(ws), "the request")
+    waiting = eventually(lambda: pending(ws), "the request")
     assert waiting[0]["seq"] == 1 and waiting[0]["act"] == "change-state"
     assert waiting[0]["command"] == "touch made.txt" and waiting[0]["waiting"] is True
     listing = run("pending", cwd=ws)
@@ -276,7 +265,7 @@ def test_file_channel_approve_from_another_process(ws: Path) -> None:
 
 def test_file_channel_deny_carries_the_comment_back(ws: Path) -> None:
     process = start_exec(ws, "--approve", "mutating")
-    wait_for(lambda: pending(ws), "the request")
+    eventually(lambda: pending(ws), "the request")
     assert run("deny", "1", "--comment", "wrong file", cwd=ws).returncode == 0
     assert run("approve", "1", cwd=ws).returncode == 1  # the first answer wins
     _, err = process.communicate(timeout=30)
@@ -494,7 +483,7 @@ def test_an_answer_that_does_not_name_the_request_is_not_an_answer(ws: Path) -> 
     answer = ws / ".epistemic" / "pending" / "1.answer.json"
 
     def forge() -> None:  # someone who saw a request coming, but not its nonce
-        wait_for(lambda: (ws / ".epistemic" / "pending" / "1.request.json").exists(), "request")
+        eventually(lambda: (ws / ".epistemic" / "pending" / "1.request.json").exists(), "request")
         answer.write_text(json.dumps({"decision": "approved", "by": "mallory"}))
 
     thread = threading.Thread(target=forge)
