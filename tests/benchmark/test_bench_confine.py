@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, epistemic
 from epistemic_agent.benchmark import TASKS_DIR, judgelib
 from epistemic_agent.benchmark.hiding import git_folders, out_siblings, plan
 from epistemic_agent.benchmark.judge import Private, launcher_argv
@@ -92,13 +92,7 @@ def test_run_refuses_hide_and_decoy_paths_that_are_not_there(tmp_path: Path) -> 
         (["--decoy", str(tmp_path), str(tmp_path / "nope")], "is not a folder"),
         (["--decoy", str(tmp_path)], "usage:"),
     ):
-        done = subprocess.run(
-            [EPISTEMIC, "run", "--model", "replay:x.json", "-C", str(tmp_path), *args, "task"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = epistemic("run", "--model", "replay:x.json", "-C", str(tmp_path), *args, "task")
         assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
 
 

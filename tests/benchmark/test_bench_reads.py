@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, epistemic
 from epistemic_agent.benchmark import TASKS_DIR
 from epistemic_agent.benchmark.peek_record import pattern
 from epistemic_agent.benchmark.readable import allow_list
@@ -141,13 +141,7 @@ def test_without_a_mechanism_the_guarantee_is_not_held_and_grants_outside_are_no
 
 def test_run_refuses_a_readable_path_that_is_not_there(tmp_path: Path) -> None:
     for args in (["--readable", str(tmp_path / "nope")], ["--readable"]):
-        done = subprocess.run(
-            [EPISTEMIC, "run", "--model", "replay:x.json", "-C", str(tmp_path), *args, "task"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = epistemic("run", "--model", "replay:x.json", "-C", str(tmp_path), *args, "task")
         assert done.returncode == 2 and "Traceback" not in done.stderr
         assert "--readable" in done.stderr
 
