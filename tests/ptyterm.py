@@ -98,7 +98,9 @@ class Terminal:
     def wait_for(
         self, found: Callable[[], bool] | str, timeout: float = 20, what: str = ""
     ) -> None:
-        check = (lambda: found in self.text()) if isinstance(found, str) else found
+        check: Callable[[], bool] = (
+            (lambda: found in self.text()) if isinstance(found, str) else found
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if check():
