@@ -88,7 +88,7 @@ class ModelServer(LocalServer):
         if count:
             self.ids.append(ids)
         if self.wire == "anthropic":
-            calls = [
+            calls: list[tuple[str | None, str, Any]] = [
                 (i, c.tool if c.builtin else f"mcp__{SERVER}__{c.tool}", c.args)
                 for i, c in zip(ids, step.calls, strict=True)
             ]

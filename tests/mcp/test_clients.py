@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from agentclients import (
-    EPISTEMIC,
     HANDSHAKE_NAMES,
     ClaudeCode,
     Client,
     Codex,
     init,
 )
+from conftest import EPISTEMIC
 from epistemic_agent.cli.client_setup import CLAUDE_DENY
 from epistemic_agent.core.tools import TOOL_SPECS
 from modelserver import Call, ModelServer, Step

@@ -41,9 +41,10 @@ async def test_tools_match_the_agent_and_carry_annotations(ws: Path) -> None:
     for spec in TOOL_SPECS:
         assert tools[spec.name].description == spec.description
         assert tools[spec.name].input_schema == spec.parameters
-    assert tools["read_file"].annotations.read_only_hint is True
-    assert tools["bash"].annotations.destructive_hint is True
-    assert tools["write_file"].annotations.read_only_hint is False
+    reads, runs, writes = (tools[name].annotations for name in ("read_file", "bash", "write_file"))
+    assert reads is not None and reads.read_only_hint is True
+    assert runs is not None and runs.destructive_hint is True
+    assert writes is not None and writes.read_only_hint is False
     assert init is not None and system_prompt() in (init.instructions or "")
 
 

@@ -135,7 +135,7 @@ def test_a_client_that_probed_the_newer_era_then_initialized_is_served_in_its_er
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
     }
-    probe = {"jsonrpc": "2.0", "id": "probe", "method": "server/discover"}
+    probe: dict[str, Any] = {"jsonrpc": "2.0", "id": "probe", "method": "server/discover"}
     probe["params"] = {"_meta": envelope}
     call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call"}
     call["params"] = {

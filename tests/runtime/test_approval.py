@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import EPISTEMIC, eventually
+from epistemic_agent.core.cancel import Cancel
 from epistemic_agent.core.vocabulary import ACT_NAMES, is_mutating
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.policy.file import load_policy
@@ -53,7 +54,7 @@ class Scripted:
         self.answers = list(answers)
         self.requests: list[Request] = []
 
-    def ask(self, request: Request) -> Answer:
+    def ask(self, request: Request, cancel: Cancel | None = None) -> Answer:
         self.requests.append(request)
         decision, comment = self.answers.pop(0) if self.answers else ("denied", "no script")
         return Answer(decision, "alice", "test", comment)

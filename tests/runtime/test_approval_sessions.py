@@ -37,7 +37,7 @@ class Asking:
             cwd=ws, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True,
         )  # fmt: skip
-        self.folder = eventually(lambda: (self._asking(ws) - before or {None}).pop(), marker)
+        self.folder: Path = eventually(lambda: next(iter(self._asking(ws) - before), None), marker)
         self.request = json.loads((self.folder / "pending" / "1.request.json").read_text())
         self.id = self.request["session"]
 
