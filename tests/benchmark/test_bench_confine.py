@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -326,7 +327,7 @@ def test_without_cap_sys_admin_detection_says_it_is_unavailable(watched: tuple[P
 
 
 @pytest.fixture
-def launcher_env(monkeypatch: pytest.MonkeyPatch) -> Private:
+def launcher_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Private]:
     private = Private()
     (private.root / "judge" / "answers").write_text(SECRET)
     monkeypatch.setenv("EPISTEMIC_JUDGE_LAUNCHER", json.dumps(launcher_argv()))

@@ -178,9 +178,9 @@ def test_more_unreferenced_blobs_than_a_call_in_flight_explains(ws: Path) -> Non
         blob = ws / ".epistemic" / "evidence" / sha(data)[:2] / sha(data)
         blob.parent.mkdir(exist_ok=True)
         blob.write_bytes(data)
-    code, data, _ = verdict(ws)
+    code, found, _ = verdict(ws)
     assert code == 1
-    assert [p["check"] for p in data["problems"]] == ["evidence-extra"] * (IN_FLIGHT_BLOBS + 1)
+    assert [p["check"] for p in found["problems"]] == ["evidence-extra"] * (IN_FLIGHT_BLOBS + 1)
 
 
 def test_export_warns_records_and_the_bundle_fails(ws: Path, tmp_path: Path) -> None:
