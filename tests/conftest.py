@@ -1,11 +1,13 @@
 """What the tests share: the repository root, the `epistemic` command and a runner for it,
 workspace fixtures, and the fake model server with the clean environment its clients need.
 
-The plain names (`ROOT`, `EPISTEMIC`, `epistemic`, `epistemic_strict`, `eventually`) are imported as
-`from conftest import ...`; pytest puts this folder on the path (pyproject's `pythonpath`)."""
+The plain names (`ROOT`, `EPISTEMIC`, `cli_env`, `epistemic`, `epistemic_strict`, `eventually`)
+are imported as `from conftest import ...`; pytest puts this folder on the path (pyproject's
+`pythonpath`)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -31,6 +33,19 @@ SDK_VARS = (
     "EPISTEMIC_MODEL",
     "EPISTEMIC_MODELS",
 )
+
+
+def cli_env(**overrides: str | None) -> dict[str, str]:
+    """This process's environment for the `epistemic` command: no default model, and 300
+    columns (rich folds lines at 80 when not on a terminal); `NAME=None` drops NAME."""
+    env = {name: value for name, value in os.environ.items() if name != "EPISTEMIC_MODEL"}
+    env["COLUMNS"] = "300"
+    for name, value in overrides.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
 
 
 def epistemic(

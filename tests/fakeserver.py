@@ -1,4 +1,5 @@
-"""A scripted HTTP server on 127.0.0.1 for testing the real SDK clients offline (stdlib only).
+"""A scripted HTTP server on 127.0.0.1 for testing the real SDK clients offline (stdlib only),
+and the `LocalServer` it (and modelserver.py's ModelServer) runs on.
 
 Each request pops the next scripted response (an empty script answers 500) and is recorded.
 A response may be cut: part of its body is sent, then the connection is dropped.
@@ -14,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass(frozen=True)
@@ -47,18 +48,39 @@ class Recorded:
 EMPTY = Scripted(500, {"error": {"message": "fake server: no scripted response left"}})
 
 
-class FakeServer:
-    """`with FakeServer() as server: server.push(...)`; `server.url` is `http://127.0.0.1:PORT`."""
+class LocalServer:
+    """An HTTP server on 127.0.0.1, serving from a thread of its own for the length of a `with`
+    block; `url` is `http://127.0.0.1:PORT`."""
 
-    def __init__(self) -> None:
-        self.script: deque[Scripted] = deque()
-        self.requests: list[Recorded] = []
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True  # a handler still sleeping never blocks teardown
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self._thread = threading.Thread(
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
         )
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class FakeServer(LocalServer):
+    """`with FakeServer() as server: server.push(...)`; `server.url` is `http://127.0.0.1:PORT`."""
+
+    def __init__(self) -> None:
+        self.script: deque[Scripted] = deque()
+        self.requests: list[Recorded] = []
+        super().__init__(self._handler())
 
     def push(
         self,
@@ -118,16 +140,3 @@ class FakeServer:
             do_GET = do_POST = _answer
 
         return Handler
-
-    def __enter__(self) -> FakeServer:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()

@@ -15,10 +15,10 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from fakeserver import LocalServer
 from wire import AnthropicWire, ResponsesWire
 
 SERVER = "epistemic"
@@ -52,7 +52,7 @@ class Result:
     is_error: bool | None  # None: the wire has no such flag (Responses)
 
 
-class ModelServer:
+class ModelServer(LocalServer):
     """`with ModelServer("anthropic", steps) as model:`; `model.url` is the base URL."""
 
     def __init__(self, wire: str, steps: list[Step]) -> None:
@@ -63,25 +63,7 @@ class ModelServer:
         self.side: list[tuple[str, str]] = []  # (method, path) of every other request
         self.ids: list[list[str]] = []  # the call ids sent in each turn's answer
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
-
-    def __enter__(self) -> ModelServer:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(self._handler())
 
     def answer(self, method: str, path: str, body: bytes) -> tuple[bytes, str]:
         """The bytes to send back and their content type."""
@@ -106,7 +88,7 @@ class ModelServer:
         if count:
             self.ids.append(ids)
         if self.wire == "anthropic":
-            calls = [
+            calls: list[tuple[str | None, str, Any]] = [
                 (i, c.tool if c.builtin else f"mcp__{SERVER}__{c.tool}", c.args)
                 for i, c in zip(ids, step.calls, strict=True)
             ]

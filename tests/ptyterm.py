@@ -98,7 +98,9 @@ class Terminal:
     def wait_for(
         self, found: Callable[[], bool] | str, timeout: float = 20, what: str = ""
     ) -> None:
-        check = (lambda: found in self.text()) if isinstance(found, str) else found
+        check: Callable[[], bool] = (
+            (lambda: found in self.text()) if isinstance(found, str) else found
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if check():
@@ -119,3 +121,47 @@ class Terminal:
         self._reader.join(timeout=5)
         os.close(self.master)
         return code
+
+
+def read_until(fd: int, marker: bytes, seen: bytearray, timeout: float = 30) -> None:
+    """Read from the terminal `fd` into `seen` until `marker` is there; fail after `timeout`
+    seconds, or if the terminal closes first."""
+    deadline = time.monotonic() + timeout
+    while marker not in seen:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            raise AssertionError(f"no {marker!r} in {bytes(seen)!r}")
+        try:
+            seen += os.read(fd, 4096)
+        except OSError:
+            raise AssertionError(
+                f"the terminal closed before {marker!r}: {bytes(seen)!r}"
+            ) from None
+
+
+def answer_prompt(
+    argv: Sequence[str], cwd: str, answer: bytes, comment: bytes, env: dict[str, str] | None = None
+) -> tuple[int, bytes]:
+    """Run `argv` at a bare terminal (a pty, no emulator): type `answer` at its "[y/n]" prompt
+    and `comment` at the "comment" one; return its exit status and all it printed."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen(list(argv), cwd=cwd, stdin=slave, stdout=slave, stderr=slave,
+                               start_new_session=True, env=env)  # fmt: skip
+    os.close(slave)
+    seen = bytearray()
+    try:
+        read_until(master, b"[y/n]", seen)
+        os.write(master, answer)
+        read_until(master, b"comment", seen)
+        os.write(master, comment)
+        process.wait(timeout=60)
+        while select.select([master], [], [], 0.2)[0]:
+            try:
+                seen += os.read(master, 4096)
+            except OSError:
+                break
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+    return process.returncode, bytes(seen)

@@ -269,7 +269,7 @@ class AnthropicWire:
             return {"type": "content_block_delta", "index": index, "delta": payload}
 
         if kind == "text":
-            start = {"type": "text", "text": ""}
+            start: dict[str, Any] = {"type": "text", "text": ""}
             deltas = [delta({"type": "text_delta", "text": p}) for p in pieces(block["text"], 5)]
         elif kind == "tool_use":
             start = {"type": "tool_use", "name": block["name"], "input": {}}

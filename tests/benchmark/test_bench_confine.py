@@ -9,33 +9,23 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, epistemic
 from epistemic_agent.benchmark import TASKS_DIR, judgelib
 from epistemic_agent.benchmark.hiding import git_folders, out_siblings, plan
 from epistemic_agent.benchmark.judge import Private, launcher_argv
 from epistemic_agent.benchmark.peek import Watch
-from epistemic_agent.execute.sandbox.platform import Platform, detect
 from epistemic_agent.runtime.session import Session, Settings
+from mechanisms import confined_by
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
 
-FOUND = detect(probe_bwrap=True)
 LOOK = "look at what lies around before deciding anything"
 SECRET = "the answer is 42"
-
-
-def strong(name: str) -> Platform:
-    if name == "bwrap":
-        if FOUND.bwrap is None or FOUND.bwrap_error is not None:
-            pytest.skip(f"no working bubblewrap: {FOUND.bwrap_error}")
-        return Platform(None, "off", None, "off", FOUND.bwrap, None)
-    if FOUND.landlock_abi is None or FOUND.namespaces is None:
-        pytest.skip("no Landlock with namespaces here")
-    return Platform(FOUND.landlock_abi, None, FOUND.namespaces, None, None, "not used")
 
 
 @pytest.fixture
@@ -59,7 +49,7 @@ def test_hidden_and_covered_paths_show_nothing_to_any_act_by_any_path(
 ) -> None:
     ws, hidden, covered, decoy = secrets_box
     settings = Settings(
-        platform=strong(mechanism),
+        platform=confined_by(mechanism),
         hidden=(str(hidden),),
         decoys=((str(covered), str(decoy)),),
     )
@@ -103,13 +93,7 @@ def test_run_refuses_hide_and_decoy_paths_that_are_not_there(tmp_path: Path) -> 
         (["--decoy", str(tmp_path), str(tmp_path / "nope")], "is not a folder"),
         (["--decoy", str(tmp_path)], "usage:"),
     ):
-        done = subprocess.run(
-            [EPISTEMIC, "run", "--model", "replay:x.json", "-C", str(tmp_path), *args, "task"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = epistemic("run", "--model", "replay:x.json", "-C", str(tmp_path), *args, "task")
         assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
 
 
@@ -343,7 +327,7 @@ def test_without_cap_sys_admin_detection_says_it_is_unavailable(watched: tuple[P
 
 
 @pytest.fixture
-def launcher_env(monkeypatch: pytest.MonkeyPatch) -> Private:
+def launcher_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Private]:
     private = Private()
     (private.root / "judge" / "answers").write_text(SECRET)
     monkeypatch.setenv("EPISTEMIC_JUDGE_LAUNCHER", json.dumps(launcher_argv()))

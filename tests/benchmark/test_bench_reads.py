@@ -18,33 +18,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, epistemic
 from epistemic_agent.benchmark import TASKS_DIR
 from epistemic_agent.benchmark.peek_record import pattern
 from epistemic_agent.benchmark.readable import allow_list
-from epistemic_agent.execute.sandbox.platform import Platform, detect
+from epistemic_agent.execute.sandbox.platform import Platform
 from epistemic_agent.runtime.session import Session, Settings
+from mechanisms import FOUND, confined_by
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
 
-FOUND = detect(probe_bwrap=True)
 LOOK = "look at what lies around before deciding anything"
 SECRET = "the answer is 42, from a copy nobody knew of"
 TASK_FILE = "src/epistemic_agent/benchmark/tasks/csv-counting/oracle"
-
-
-def platform(name: str) -> Platform:
-    if name == "bwrap":
-        if FOUND.bwrap is None or FOUND.bwrap_error is not None:
-            pytest.skip(f"no working bubblewrap: {FOUND.bwrap_error}")
-        return Platform(None, "off", None, "off", FOUND.bwrap, None)
-    if FOUND.landlock_abi is None:
-        pytest.skip("no Landlock here")
-    if name == "landlock":
-        return Platform(FOUND.landlock_abi, None, None, "off", None, "not used")
-    if FOUND.namespaces is None:
-        pytest.skip("no namespaces here")
-    return Platform(FOUND.landlock_abi, None, FOUND.namespaces, None, None, "not used")
 
 
 @pytest.fixture
@@ -96,7 +82,7 @@ def test_a_copy_the_runner_does_not_know_of_gives_nothing_by_any_path(
 ) -> None:
     ws, clone, wheel = elsewhere
     reads = allow_list(Path(os.environ["HOME"]))
-    settings = Settings(platform=platform(mechanism), readable=reads.paths)
+    settings = Settings(platform=confined_by(mechanism), readable=reads.paths)
     with Session(ws, settings) as session:
         shown = [session.bash(command, act, LOOK) for command in attacks(clone, wheel)]
         read = session.read_file("link", LOOK)
@@ -122,7 +108,7 @@ def test_what_a_task_needs_still_works_inside_the_allow_list(
         "git -C repo log --format=%s; sqlite3 :memory: 'select 6*7'; "
         'T=$(mktemp); echo scratch > "$T"; cat "$T"; ls /usr/bin/env; cat /etc/hostname >/dev/null'
     )
-    settings = Settings(platform=platform(mechanism), readable=reads.paths)
+    settings = Settings(platform=confined_by(mechanism), readable=reads.paths)
     with Session(ws, settings) as session:
         done = session.bash(script, "change-state", "set up and try the tools the task uses")
         header = session.report.totals.session["confinement"]
@@ -144,7 +130,7 @@ def test_without_a_mechanism_the_guarantee_is_not_held_and_grants_outside_are_no
         pytest.skip("no Landlock here")
     ws2 = tmp_path / "ws2"
     ws2.mkdir()
-    with Session(ws2, Settings(platform=platform("landlock"), readable=("/usr",))) as session:
+    with Session(ws2, Settings(platform=confined_by("landlock"), readable=("/usr",))) as session:
         header = session.report.totals.session["confinement"]
     assert "reads-allow-listed" in header["held"]
     cache = os.path.realpath(os.path.expanduser("~/.cache"))
@@ -155,13 +141,7 @@ def test_without_a_mechanism_the_guarantee_is_not_held_and_grants_outside_are_no
 
 def test_run_refuses_a_readable_path_that_is_not_there(tmp_path: Path) -> None:
     for args in (["--readable", str(tmp_path / "nope")], ["--readable"]):
-        done = subprocess.run(
-            [EPISTEMIC, "run", "--model", "replay:x.json", "-C", str(tmp_path), *args, "task"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = epistemic("run", "--model", "replay:x.json", "-C", str(tmp_path), *args, "task")
         assert done.returncode == 2 and "Traceback" not in done.stderr
         assert "--readable" in done.stderr
 

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import cli_env
+from conftest import epistemic as run_epistemic
 from epistemic_agent.checks.consistency import FLAGS
 from epistemic_agent.core.vocabulary import GUARANTEES
 from epistemic_agent.execute import shell as executor
@@ -63,28 +64,10 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not i
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def environ(**overrides: str) -> dict[str, str]:
-    """Our environment (with the test's TMPDIR), wide enough that rich does not fold tables."""
-    result = dict(os.environ)
-    result.pop("EPISTEMIC_MODEL", None)
-    result["COLUMNS"] = "300"
-    result.update(overrides)
-    return result
-
-
 def epistemic(
     *args: str, cwd: Path | None = None, stdin: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EPISTEMIC, *args],
-        cwd=cwd,
-        input=stdin,
-        env=env or environ(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_epistemic(*args, cwd=cwd, input=stdin, env=env or cli_env())
 
 
 def journal(ws: Path) -> list[dict[str, Any]]:
@@ -467,7 +450,7 @@ def flagged(tmp_path_factory: pytest.TempPathFactory) -> Flagged:
             code = "python3 -c \"import os; os.remove('old.txt')\""
             results["cleanup-preexisting"] = session.bash(code, "cleanup", TIDY)
             results["no-change"] = session.bash("true", "change-state", CHANGE)
-        env = environ()
+        env = cli_env()
         done = epistemic("log", str(ws), "--json", env=env)
         assert done.returncode == 0, done.stderr
         log_json = json.loads(done.stdout)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -13,31 +12,16 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import cli_env
+from conftest import epistemic as run_epistemic
 from epistemic_agent.demo import SCRIPT, TASK, prepare_workspace, run_oracle
 from epistemic_agent.providers.replay import load_script
-
-
-def env(**overrides: str) -> dict[str, str]:
-    result = dict(os.environ)
-    result.pop("EPISTEMIC_MODEL", None)
-    result["COLUMNS"] = "300"  # rich folds lines at 80 columns when not on a terminal
-    result.update(overrides)
-    return result
 
 
 def epistemic(
     *args: str, cwd: Path | None = None, environ: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EPISTEMIC, *args],
-        cwd=cwd,
-        env=environ or env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_epistemic(*args, cwd=cwd, env=environ or cli_env())
 
 
 def journal(workspace: Path) -> list[dict[str, Any]]:
@@ -194,7 +178,7 @@ def test_demo_journal_verifies(demo: tuple[Any, Path]) -> None:
 
 def test_demo_json_in_a_fresh_temporary_directory(tmp_path: Path) -> None:
     """`--json` prints JSON lines only; without -o the demo makes its own temporary directory."""
-    done = epistemic("demo", "--json", environ=env(TMPDIR=str(tmp_path)))
+    done = epistemic("demo", "--json", environ=cli_env(TMPDIR=str(tmp_path)))
     assert done.returncode == 0, done.stderr
     (made,) = list(tmp_path.glob("epistemic-demo-*"))
     assert (made / "RATIONALE.md").is_file()

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,20 +17,10 @@ from typing import Any
 import pytest
 
 from conftest import EPISTEMIC, epistemic, eventually
+from ptyterm import answer_prompt
+from sshkeys import KEYGEN, SIGNED_POLICY, new_key, require_signatures, signer_line
 
-KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 CHANGE = "The report asks for a marker file; creating it is the change itself."
-POLICY = """default = "allow"
-[approval]
-channel = "file"
-timeout = 60
-allowed_signers = "allowed_signers"
-[[rule]]
-id = "changes"
-when = "act == 'change-state'"
-decision = "ask"
-message = "a qualified engineer approves every change"
-"""
 
 
 @dataclass
@@ -44,24 +33,15 @@ class Keys:
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
     folder = tmp_path_factory.mktemp("keys")
-    made = {}
-    for name in ("alice", "mallory"):
-        path = folder / name
-        subprocess.run([KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)],
-                       check=True)  # fmt: skip
-        made[name] = path
-    public = (folder / "alice.pub").read_text().split()
-    return Keys(made["alice"], made["mallory"], f"alice@example.com {public[0]} {public[1]}\n")
+    alice, mallory = new_key(folder, "alice"), new_key(folder, "mallory")
+    return Keys(alice, mallory, signer_line(alice))
 
 
 @pytest.fixture
 def ws(tmp_path: Path, keys: Keys, monkeypatch: pytest.MonkeyPatch) -> Path:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (workspace / "epistemic.toml").write_text(POLICY)
-    (workspace / "allowed_signers").write_text(keys.signers)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no default key, no agent
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    require_signatures(workspace, keys.signers, monkeypatch)
     return workspace
 
 
@@ -237,7 +217,7 @@ def test_an_answer_signed_outside_the_requests_time_does_not_count(
 
 
 def test_a_late_or_unknown_answer_fails_with_a_clear_message(ws: Path, keys: Keys) -> None:
-    (ws / "epistemic.toml").write_text(POLICY.replace("timeout = 60", "timeout = 0.5"))
+    (ws / "epistemic.toml").write_text(SIGNED_POLICY.replace("timeout = 60", "timeout = 0.5"))
     done = epistemic(
         "exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt", cwd=ws
     )
@@ -266,14 +246,18 @@ def test_a_missing_or_empty_allowed_signers_file_stops_the_session(ws: Path) -> 
     (ws / "allowed_signers").write_text("# nobody yet\n")
     done = epistemic("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", cwd=ws)
     assert done.returncode == 2 and "holds no signer lines" in done.stderr
-    (ws / "epistemic.toml").write_text(POLICY.replace('allowed_signers = "allowed_signers"\n', ""))
+    (ws / "epistemic.toml").write_text(
+        SIGNED_POLICY.replace('allowed_signers = "allowed_signers"\n', "")
+    )
     done = epistemic("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", cwd=ws)
     assert done.returncode == 2 and "names nobody who may approve" in done.stderr
     assert "Traceback" not in done.stderr
 
 
 def test_optional_signatures_take_unsigned_answers_and_lint_lists_them(ws: Path) -> None:
-    text = POLICY.replace('allowed_signers = "allowed_signers"\n', 'signatures = "optional"\n')
+    text = SIGNED_POLICY.replace(
+        'allowed_signers = "allowed_signers"\n', 'signatures = "optional"\n'
+    )
     (ws / "epistemic.toml").write_text(text)
     process = subprocess.Popen(
         [EPISTEMIC, "exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt"],
@@ -291,42 +275,10 @@ def test_optional_signatures_take_unsigned_answers_and_lint_lists_them(ws: Path)
     assert linted.returncode == 1
 
 
-def on_terminal(ws: Path, home: Path, *answers: bytes) -> tuple[int, bytes]:
+def on_terminal(ws: Path, home: Path, answer: bytes, comment: bytes) -> tuple[int, bytes]:
     """`epistemic exec` at a terminal (a pty): answer y/n, then the comment."""
-    import pty
-    import select
-
-    master, slave = pty.openpty()
-    env = {**os.environ, "HOME": str(home)}
     argv = [EPISTEMIC, "exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt"]
-    process = subprocess.Popen(argv, cwd=ws, stdin=slave, stdout=slave, stderr=slave,
-                               start_new_session=True, env=env)  # fmt: skip
-    os.close(slave)
-    seen = bytearray()
-
-    def read_until(marker: bytes) -> None:
-        deadline = time.monotonic() + 30
-        while marker not in seen:
-            ready, _, _ = select.select([master], [], [], max(0.0, deadline - time.monotonic()))
-            assert ready, f"no {marker!r} in {bytes(seen)!r}"
-            seen.extend(os.read(master, 4096))
-
-    try:
-        read_until(b"[y/n]")
-        os.write(master, answers[0])
-        read_until(b"comment")
-        os.write(master, answers[1])
-        process.wait(timeout=60)
-        while select.select([master], [], [], 0.2)[0]:
-            try:
-                seen.extend(os.read(master, 4096))
-            except OSError:
-                break
-    finally:
-        os.close(master)
-        if process.poll() is None:
-            process.kill()
-    return process.returncode, bytes(seen)
+    return answer_prompt(argv, str(ws), answer, comment, env={**os.environ, "HOME": str(home)})
 
 
 @pytest.mark.parametrize("key", ["alice", "mallory"])
@@ -334,7 +286,7 @@ def test_a_terminal_answer_is_signed_with_the_operators_key(
     ws: Path, keys: Keys, tmp_path: Path, key: str
 ) -> None:
     (ws / "epistemic.toml").write_text(
-        POLICY.replace('channel = "file"\n', 'channel = "terminal"\n')
+        SIGNED_POLICY.replace('channel = "file"\n', 'channel = "terminal"\n')
     )
     home = tmp_path / f"home-{key}"
     (home / ".ssh").mkdir(parents=True)

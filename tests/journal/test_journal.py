@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -32,20 +31,9 @@ from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.journal.writer import JournalWriter
 from epistemic_agent.runtime import shell_step as session_module
 from epistemic_agent.runtime.session import Session, Settings
+from journalfiles import anchor_of, journal_of, sha
 
 REASON = "learn what the workspace contains before changing it"
-
-
-def sha(body: bytes) -> str:
-    return hashlib.sha256(body).hexdigest()
-
-
-def journal_of(ws: Path) -> Path:
-    return ws / ".epistemic" / "journal.jsonl"
-
-
-def anchor_of(ws: Path) -> Path:
-    return ws / ".epistemic" / "head.json"
 
 
 def raw_lines(ws: Path) -> list[bytes]:

@@ -8,7 +8,6 @@ journal truncated in place; a full rewrite with a recomputed chain and head anch
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -22,17 +21,10 @@ from hypothesis import strategies as st
 from conftest import epistemic_strict
 from epistemic_agent.journal.record_check import PROBLEMS, check_record
 from epistemic_agent.runtime.session import Session
+from journalfiles import journal_of, sha
 
 LOOK = "see what the workspace holds before changing anything"
 CHANGE = "write the notes file the task asks for, as the deliverable"
-
-
-def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def journal_of(ws: Path) -> Path:
-    return ws / ".epistemic" / "journal.jsonl"
 
 
 def lines_of(ws: Path) -> list[bytes]:
@@ -186,9 +178,9 @@ def test_more_unreferenced_blobs_than_a_call_in_flight_explains(ws: Path) -> Non
         blob = ws / ".epistemic" / "evidence" / sha(data)[:2] / sha(data)
         blob.parent.mkdir(exist_ok=True)
         blob.write_bytes(data)
-    code, data, _ = verdict(ws)
+    code, found, _ = verdict(ws)
     assert code == 1
-    assert [p["check"] for p in data["problems"]] == ["evidence-extra"] * (IN_FLIGHT_BLOBS + 1)
+    assert [p["check"] for p in found["problems"]] == ["evidence-extra"] * (IN_FLIGHT_BLOBS + 1)
 
 
 def test_export_warns_records_and_the_bundle_fails(ws: Path, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import epistemic_strict
 from epistemic_agent.runtime.session import Session
+from sshkeys import new_key
 
 KEYGEN = shutil.which("ssh-keygen")
 LOOK = "see what the workspace holds before changing anything"
@@ -27,14 +28,6 @@ pytestmark = pytest.mark.skipif(KEYGEN is None, reason="needs OpenSSH's ssh-keyg
 def environ(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
     return {**env, "HOME": str(home), **extra}
-
-
-def make_key(folder: Path, name: str, comment: str) -> Path:
-    key = folder / name
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(key)], check=True
-    )
-    return key
 
 
 def allowed(folder: Path, *entries: tuple[str, Path]) -> Path:
@@ -51,8 +44,8 @@ def allowed(folder: Path, *entries: tuple[str, Path]) -> Path:
 def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("keys")
     return {
-        "alice": make_key(folder, "alice", "alice@example.org"),
-        "mallory": make_key(folder, "mallory", "mallory@example.org"),
+        "alice": new_key(folder, "alice", "alice@example.org"),
+        "mallory": new_key(folder, "mallory", "mallory@example.org"),
         "folder": folder,
     }
 

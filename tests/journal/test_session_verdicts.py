@@ -5,16 +5,14 @@ named session's folder, and `diff` compares two sessions of one workspace."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import epistemic
+from sshkeys import new_key
 
-KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 
 
@@ -99,8 +97,7 @@ def test_seal_signs_the_named_session(
     ws: tuple[Path, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
     workspace, (first, second) = ws
-    key = tmp_path / "key"
-    subprocess.run([KEYGEN, "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    key = new_key(tmp_path, "key")
     done = epistemic(
         "seal", "--session", first["id"][:8], "--key", str(key), "--json", cwd=workspace
     )

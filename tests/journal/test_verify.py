@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ from conftest import EPISTEMIC
 from epistemic_agent.journal.log import GENESIS
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.runtime.session import Session
+from journalfiles import anchor_of, journal_of, sha
 
 REASONS = (
     "see which files the workspace starts with",
@@ -26,18 +26,6 @@ COMMANDS = ("echo one", "echo two", "echo three")
 # The journal these tests start from: 1 header, then call + outcome per command.
 #   1 session | 2 call 1 | 3 outcome 1 | 4 call 2 | 5 outcome 2 | 6 call 3 | 7 outcome 3
 LINES = 7
-
-
-def sha(body: bytes) -> str:
-    return hashlib.sha256(body).hexdigest()
-
-
-def journal_of(ws: Path) -> Path:
-    return ws / ".epistemic" / "journal.jsonl"
-
-
-def anchor_of(ws: Path) -> Path:
-    return ws / ".epistemic" / "head.json"
 
 
 def make_journal(ws: Path) -> Path:

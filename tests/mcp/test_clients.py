@@ -17,17 +17,18 @@ from typing import Any
 import pytest
 
 from agentclients import (
-    EPISTEMIC,
     HANDSHAKE_NAMES,
     ClaudeCode,
     Client,
     Codex,
     init,
 )
+from conftest import EPISTEMIC
 from epistemic_agent.cli.client_setup import CLAUDE_DENY
 from epistemic_agent.core.tools import TOOL_SPECS
 from modelserver import Call, ModelServer, Step
 from npminstall import InstallError, install
+from sshkeys import new_key, signer_line
 
 LOOK = "Nothing is known about this workspace yet; list it before changing anything."
 WRITE = "The task asks for a notes file; writing it is the deliverable itself."
@@ -288,10 +289,8 @@ message = "a qualified engineer signs every change"
 
 def signer(tmp_path: Path) -> tuple[Path, str]:
     """A key for alice@example.com, and the allowed_signers line that trusts it."""
-    key = tmp_path / "alice"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-    kind, blob = (tmp_path / "alice.pub").read_text().split()[:2]
-    return key, f"alice@example.com {kind} {blob}\n"
+    key = new_key(tmp_path, "alice")
+    return key, signer_line(key)
 
 
 def test_a_signed_approval_runs_the_call(client: Client, tmp_path: Path) -> None:

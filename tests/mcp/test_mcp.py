@@ -6,40 +6,21 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from conftest import EPISTEMIC
 from epistemic_agent.core.tools import TOOL_SPECS
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.runtime.prompt import system_prompt
+from mcpclient import INITIALIZED, connect, initialize_request
 
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 CHANGE = "The task asks for a notes file; writing it is the change itself."
 
 pytestmark = pytest.mark.anyio
-
-
-@asynccontextmanager
-async def connect(ws: Path, *opts: str, errlog: Any = None) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=EPISTEMIC, args=["mcp", "-C", str(ws), *opts])
-    log = errlog if errlog is not None else open(ws.parent / "server.err", "w")  # noqa: SIM115
-    try:
-        async with (
-            stdio_client(params, errlog=log) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
-    finally:
-        if errlog is None:
-            log.close()
 
 
 def journal(ws: Path) -> list[dict[str, Any]]:
@@ -60,9 +41,10 @@ async def test_tools_match_the_agent_and_carry_annotations(ws: Path) -> None:
     for spec in TOOL_SPECS:
         assert tools[spec.name].description == spec.description
         assert tools[spec.name].input_schema == spec.parameters
-    assert tools["read_file"].annotations.read_only_hint is True
-    assert tools["bash"].annotations.destructive_hint is True
-    assert tools["write_file"].annotations.read_only_hint is False
+    reads, runs, writes = (tools[name].annotations for name in ("read_file", "bash", "write_file"))
+    assert reads is not None and reads.read_only_hint is True
+    assert runs is not None and runs.destructive_hint is True
+    assert writes is not None and writes.read_only_hint is False
     assert init is not None and system_prompt() in (init.instructions or "")
 
 
@@ -188,19 +170,8 @@ async def test_a_broken_policy_stops_the_server_before_it_serves(ws: Path) -> No
 def test_malformed_requests_get_protocol_errors_and_stdout_stays_clean(ws: Path) -> None:
     lines = [
         "this is not json",
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "probe", "version": "9"},
-                },
-            }
-        ),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps(initialize_request("probe", "9")),
+        json.dumps(INITIALIZED),
         json.dumps({"jsonrpc": "2.0", "id": 2, "method": "no/such/method"}),
         json.dumps(
             {
@@ -247,15 +218,8 @@ async def test_the_head_is_printed_to_stderr_when_the_connection_closes(ws: Path
 
     log_path = ws.parent / "head.err"
     # the SDK passes the server only a few variables: this tree's PYTHONPATH too, here
-    params = StdioServerParameters(
-        command=EPISTEMIC, args=["mcp", "-C", str(ws)], env=dict(os.environ)
-    )
     with log_path.open("w") as log:
-        async with (
-            stdio_client(params, errlog=log) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
+        async with connect(ws, errlog=log, env=dict(os.environ)) as session:
             call = {"command": "true", "type": "collect-info", "reason": LOOK}
             await session.call_tool("bash", call)
     for _ in range(100):  # the server writes its last lines as it exits

@@ -18,17 +18,9 @@ from conftest import EPISTEMIC
 from epistemic_agent.mcp import front as mcp_front
 from epistemic_agent.mcp.server import Gatekeeper, build_server, handshake_answers
 from epistemic_agent.policy.rules import preset
+from mcpclient import INITIALIZED, initialize_request
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "1"},
-    },
-}
+INITIALIZE = initialize_request("probe", "1")
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
@@ -51,7 +43,7 @@ async def sdk_answers(requested: str, tmp: Any) -> list[dict[str, Any]]:
         group.start_soon(server.run, server_in, server_out, server.create_initialization_options())
         for message in (
             initialize,
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            INITIALIZED,
             LIST,
         ):
             parsed = mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False)
@@ -81,7 +73,7 @@ def test_the_front_answers_then_hands_the_whole_stream_over() -> None:
     ready = threading.Event()
     worker = threading.Thread(target=front.until, args=(ready,))
     worker.start()
-    lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, LIST]
+    lines = [INITIALIZE, INITIALIZED, LIST]
     os.write(client_writes, "".join(json.dumps(m) + "\n" for m in lines).encode())
     received = b""
     while received.count(b"\n") < 2:  # the answers to initialize and tools/list, at once
@@ -143,14 +135,14 @@ def test_a_client_that_probed_the_newer_era_then_initialized_is_served_in_its_er
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
     }
-    probe = {"jsonrpc": "2.0", "id": "probe", "method": "server/discover"}
+    probe: dict[str, Any] = {"jsonrpc": "2.0", "id": "probe", "method": "server/discover"}
     probe["params"] = {"_meta": envelope}
     call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call"}
     call["params"] = {
         "name": "bash",
         "arguments": {"command": "true", "type": "collect-info", "reason": "x" * 30},
     }
-    lines = [probe, INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call]
+    lines = [probe, INITIALIZE, INITIALIZED, call]
     server = subprocess.Popen(
         [EPISTEMIC, "mcp", "-C", str(tmp_path)],
         stdin=subprocess.PIPE,

@@ -7,17 +7,14 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, eventually
+from mcpclient import INITIALIZED, connect, initialize_request
 
 CHANGE = "The task asks for this file; creating it is the change itself."
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
@@ -36,18 +33,6 @@ message = "a human approves every change"
 pytestmark = pytest.mark.anyio
 
 
-@asynccontextmanager
-async def connect(ws: Path, *opts: str) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=EPISTEMIC, args=["mcp", "-C", str(ws), *opts])
-    with open(ws.parent / "server.err", "w") as log:
-        async with (
-            stdio_client(params, errlog=log) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
-
-
 def journal(ws: Path) -> list[dict[str, Any]]:
     path = ws / ".epistemic" / "journal.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
@@ -56,16 +41,6 @@ def journal(ws: Path) -> list[dict[str, Any]]:
 def outcome_of(ws: Path, seq: int) -> dict[str, Any] | None:
     found = [r for r in journal(ws) if r["kind"] == "outcome" and r.get("seq") == seq]
     return found[0] if found else None
-
-
-def eventually(check: Callable[[], Any], what: str, seconds: float = 20.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def approve(ws: Path, seq: int) -> subprocess.CompletedProcess[str]:
@@ -149,17 +124,8 @@ def test_a_client_that_goes_away_leaves_nothing_waiting(ws: Path) -> None:
     )
     assert server.stdin is not None
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "a-client", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        initialize_request("a-client", "1"),
+        INITIALIZED,
         {
             "jsonrpc": "2.0",
             "id": 2,

@@ -457,6 +457,15 @@ def test_make_provider_rejects_bad_specs(spec: str, message: str) -> None:
 # -- the command line ---------------------------------------------------------------------------
 
 
+def run_cli(
+    model: str, url: str, ws: Path, *options: str, **keys: str
+) -> subprocess.CompletedProcess[str]:
+    """`epistemic run --model MODEL --base-url URL -C WS OPTIONS...` (the task last), with
+    only the API keys `keys` in its environment."""
+    argv = ("run", "--model", model, "--base-url", url, "-C", str(ws), *options)
+    return epistemic(*argv, env=clean_subprocess_env(**keys))
+
+
 def events(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
@@ -466,17 +475,13 @@ def test_cli_run_against_the_fake_server(server: FakeServer, tmp_path: Path) -> 
     push_calls(wire, server, bash("call_1", "echo hi"), tokens=(30, 7, 0))
     push_final(wire, server, "It says hi.", tokens=(40, 3, 16))
 
-    done = epistemic(
-        "run",
-        "--model",
+    done = run_cli(
         f"openai:{MODEL}",
-        "--base-url",
         server.url + "/v1",
-        "-C",
-        str(tmp_path),
+        tmp_path,
         "--json",
         "what does echo say?",
-        env=clean_subprocess_env(OPENAI_API_KEY="test"),
+        OPENAI_API_KEY="test",
     )
 
     assert done.returncode == 0, done.stderr
@@ -518,17 +523,8 @@ def test_cli_run_with_a_refused_key_exits_5(server: FakeServer, tmp_path: Path) 
     wire = OpenAIWire()
     server.push(401, wire.error(401, "Incorrect API key provided"))
 
-    done = epistemic(
-        "run",
-        "--model",
-        f"openai:{MODEL}",
-        "--base-url",
-        server.url + "/v1",
-        "-C",
-        str(tmp_path),
-        "--json",
-        "task",
-        env=clean_subprocess_env(OPENAI_API_KEY="test"),
+    done = run_cli(
+        f"openai:{MODEL}", server.url + "/v1", tmp_path, "--json", "task", OPENAI_API_KEY="test"
     )
 
     assert done.returncode == 5, done.stderr
@@ -639,16 +635,12 @@ def test_cli_live_view_streams_text_and_usage(server: FakeServer, tmp_path: Path
     )
     push_final(wire, server, "It prints hi.", tokens=(3100, 12, 2900, 180))
 
-    done = epistemic(
-        "run",
-        "--model",
+    done = run_cli(
         "anthropic:claude-sonnet-4-5",
-        "--base-url",
         server.url,
-        "-C",
-        str(tmp_path),
+        tmp_path,
         "what does echo say?",
-        env=clean_subprocess_env(ANTHROPIC_API_KEY="k"),
+        ANTHROPIC_API_KEY="k",
     )
 
     assert done.returncode == 0, done.stderr
@@ -670,20 +662,16 @@ def test_cli_no_stream_and_responses_provider(server: FakeServer, tmp_path: Path
     push_calls(wire, server, bash("call_1", "echo hi"))
     push_final(wire, server, "It prints hi.")
 
-    done = epistemic(
-        "run",
-        "--model",
+    done = run_cli(
         "openai-responses:gpt-5.1",
+        server.url + "/v1",
+        tmp_path,
         "--no-stream",
         "--reasoning-effort",
         "low",
-        "--base-url",
-        server.url + "/v1",
-        "-C",
-        str(tmp_path),
         "--json",
         "what does echo say?",
-        env=clean_subprocess_env(OPENAI_API_KEY="k"),
+        OPENAI_API_KEY="k",
     )
 
     assert done.returncode == 0, done.stderr

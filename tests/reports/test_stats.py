@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 from collections import Counter
@@ -15,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import cli_env
+from conftest import epistemic as run_epistemic
 from epistemic_agent.cli import app as cli
 from epistemic_agent.demo import SCRIPT, prepare_workspace
 from epistemic_agent.journal.record_fields import version_notes
@@ -36,11 +36,7 @@ SKIPPED_TURNS = (2, 7, 8, 9)
 
 
 def epistemic(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    environ = dict(os.environ, COLUMNS="300")
-    environ.pop("EPISTEMIC_MODEL", None)
-    return subprocess.run(
-        [EPISTEMIC, *args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=120
-    )
+    return run_epistemic(*args, cwd=cwd, env=cli_env())
 
 
 def as_json(*args: str, cwd: Path | None = None) -> Any:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import signal
 import subprocess
@@ -19,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, cli_env
+from conftest import epistemic as run_epistemic
 from epistemic_agent.cli import app as cli
 from epistemic_agent.core.tools import TOOLS_BY_NAME, anthropic_tools, openai_tools
 from epistemic_agent.core.vocabulary import ACT_NAMES, ACTS
@@ -124,33 +124,13 @@ def assistant_messages(agent: Agent) -> list[AssistantMessage]:
     return [m for m in agent.messages if isinstance(m, AssistantMessage)]
 
 
-def cli_env(**overrides: str | None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("EPISTEMIC_MODEL", None)
-    env["COLUMNS"] = "300"  # rich folds long lines at 80 columns when not on a terminal
-    for key, value in overrides.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
-
-
 def epistemic(
     *args: str,
     env: dict[str, str] | None = None,
     stdin: str | None = None,
     timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EPISTEMIC, *args],
-        input=stdin,
-        env=env or cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    return run_epistemic(*args, env=env or cli_env(), input=stdin, timeout=timeout)
 
 
 Runner = Callable[..., "subprocess.CompletedProcess[str]"]

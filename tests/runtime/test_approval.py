@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import select
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, eventually
+from epistemic_agent.core.cancel import Cancel
 from epistemic_agent.core.vocabulary import ACT_NAMES, is_mutating
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.policy.file import load_policy
@@ -29,6 +27,7 @@ from epistemic_agent.providers.replay import ReplayProvider
 from epistemic_agent.runtime.agent import Agent, AgentConfig
 from epistemic_agent.runtime.approval import Answer, Request
 from epistemic_agent.runtime.session import Session, Settings
+from ptyterm import answer_prompt
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_POLICY = re.search(  # the example policy of docs/policy.md
@@ -55,7 +54,7 @@ class Scripted:
         self.answers = list(answers)
         self.requests: list[Request] = []
 
-    def ask(self, request: Request) -> Answer:
+    def ask(self, request: Request, cancel: Cancel | None = None) -> Answer:
         self.requests.append(request)
         decision, comment = self.answers.pop(0) if self.answers else ("denied", "no script")
         return Answer(decision, "alice", "test", comment)
@@ -74,16 +73,6 @@ def run(*args: str, cwd: Path, **kwargs: Any) -> subprocess.CompletedProcess[str
     return subprocess.run(
         [EPISTEMIC, *args], cwd=cwd, capture_output=True, text=True, timeout=60, **kwargs
     )
-
-
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = 20) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # -- decisions through the Python API -------------------------------------------------------
@@ -256,7 +245,7 @@ def pending(ws: Path) -> list[dict[str, Any]]:
 
 def test_file_channel_approve_from_another_process(ws: Path) -> None:
     process = start_exec(ws, "--approve", "mutating")
-    waiting = wait_for(lambda: pending(ws), "the request")
+    waiting = eventually(lambda: pending(ws), "the request")
     assert waiting[0]["seq"] == 1 and waiting[0]["act"] == "change-state"
     assert waiting[0]["command"] == "touch made.txt" and waiting[0]["waiting"] is True
     listing = run("pending", cwd=ws)
@@ -277,7 +266,7 @@ def test_file_channel_approve_from_another_process(ws: Path) -> None:
 
 def test_file_channel_deny_carries_the_comment_back(ws: Path) -> None:
     process = start_exec(ws, "--approve", "mutating")
-    wait_for(lambda: pending(ws), "the request")
+    eventually(lambda: pending(ws), "the request")
     assert run("deny", "1", "--comment", "wrong file", cwd=ws).returncode == 0
     assert run("approve", "1", cwd=ws).returncode == 1  # the first answer wins
     _, err = process.communicate(timeout=30)
@@ -334,56 +323,10 @@ def test_answering_without_a_request_or_with_bad_input(ws: Path) -> None:
 # -- the terminal channel, through a pseudo-terminal ----------------------------------------
 
 
-def read_until(fd: int, marker: bytes, seen: bytearray, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while marker not in seen:
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            raise AssertionError(f"no {marker!r} in {bytes(seen)!r}")
-        try:
-            seen += os.read(fd, 4096)
-        except OSError:
-            raise AssertionError(
-                f"the terminal closed before {marker!r}: {bytes(seen)!r}"
-            ) from None
-
-
-def on_terminal(ws: Path, *answers: bytes) -> tuple[int, bytes]:
-    master, slave = pty.openpty()
-    args = [
-        EPISTEMIC,
-        "exec",
-        "--type",
-        "change-state",
-        "--reason",
-        CHANGE,
-        "--approve",
-        "mutating",
-        "--",
-        "touch made.txt",
-    ]
-    process = subprocess.Popen(
-        args, cwd=ws, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
-    )
-    os.close(slave)
-    seen = bytearray()
-    try:
-        read_until(master, b"[y/n]", seen)
-        for answer, marker in zip(answers, (b"comment", b""), strict=False):
-            os.write(master, answer)
-            if marker:
-                read_until(master, marker, seen)
-        process.wait(timeout=30)
-        while select.select([master], [], [], 0.2)[0]:
-            try:
-                seen += os.read(master, 4096)
-            except OSError:
-                break
-    finally:
-        os.close(master)
-        if process.poll() is None:
-            process.kill()
-    return process.returncode, bytes(seen)
+def on_terminal(ws: Path, answer: bytes, comment: bytes) -> tuple[int, bytes]:
+    argv = [EPISTEMIC, "exec", "--type", "change-state", "--reason", CHANGE, "--approve",
+            "mutating", "--", "touch made.txt"]  # fmt: skip
+    return answer_prompt(argv, str(ws), answer, comment)
 
 
 def test_terminal_approval_shows_the_call_and_records_the_comment(ws: Path) -> None:
@@ -541,7 +484,7 @@ def test_an_answer_that_does_not_name_the_request_is_not_an_answer(ws: Path) -> 
     answer = ws / ".epistemic" / "pending" / "1.answer.json"
 
     def forge() -> None:  # someone who saw a request coming, but not its nonce
-        wait_for(lambda: (ws / ".epistemic" / "pending" / "1.request.json").exists(), "request")
+        eventually(lambda: (ws / ".epistemic" / "pending" / "1.request.json").exists(), "request")
         answer.write_text(json.dumps({"decision": "approved", "by": "mallory"}))
 
     thread = threading.Thread(target=forge)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,19 +15,9 @@ from typing import Any
 import pytest
 
 from conftest import EPISTEMIC, epistemic, eventually
+from sshkeys import new_key, require_signatures, signer_line
 
-KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 REASON = "The report asks for a marker file; creating it is the change itself."
-SIGNED_POLICY = """default = "allow"
-[approval]
-channel = "file"
-timeout = 60
-allowed_signers = "allowed_signers"
-[[rule]]
-id = "changes"
-when = "act == 'change-state'"
-decision = "ask"
-"""
 
 
 def records(journal: Path, kind: str) -> list[dict[str, Any]]:
@@ -48,7 +37,7 @@ class Asking:
             cwd=ws, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True,
         )  # fmt: skip
-        self.folder = eventually(lambda: (self._asking(ws) - before or {None}).pop(), marker)
+        self.folder: Path = eventually(lambda: next(iter(self._asking(ws) - before), None), marker)
         self.request = json.loads((self.folder / "pending" / "1.request.json").read_text())
         self.id = self.request["session"]
 
@@ -171,14 +160,8 @@ def test_bad_session_choices_are_clear_errors(ws: Path, two: tuple[Asking, Askin
 
 @pytest.fixture
 def alice(tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    key = tmp_path / "alice"
-    subprocess.run([KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", str(key)],
-                   check=True)  # fmt: skip
-    public = (tmp_path / "alice.pub").read_text().split()
-    (ws / "allowed_signers").write_text(f"alice@example.com {public[0]} {public[1]}\n")
-    (ws / "epistemic.toml").write_text(SIGNED_POLICY)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    key = new_key(tmp_path, "alice")
+    require_signatures(ws, signer_line(key), monkeypatch)
     return key
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import EPISTEMIC
+from conftest import epistemic
 from epistemic_agent.providers.base import (
     AssistantMessage,
     Message,
@@ -166,47 +166,19 @@ def test_a_window_too_small_for_the_fixed_prompt_is_refused(tmp_path: Path) -> N
 
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    done = subprocess.run(
-        [
-            EPISTEMIC,
-            "run",
-            "--model",
-            f"replay:{script}",
-            "--context-window",
-            "600",
-            "-C",
-            str(workspace),
-            "t",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=clean_subprocess_env(),
-    )
+    done = run_with_window("600", script, workspace)
     assert done.returncode == 2
     assert "epistemic: the context window (600 tokens) cannot hold the fixed prompt" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (workspace / ".epistemic").exists()  # refused before anything was journaled
-    bad = subprocess.run(
-        [
-            EPISTEMIC,
-            "run",
-            "--model",
-            f"replay:{script}",
-            "--context-window",
-            "-5",
-            "-C",
-            str(workspace),
-            "t",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=clean_subprocess_env(),
-    )
+    bad = run_with_window("-5", script, workspace)
     assert bad.returncode == 2 and "--context-window must be positive" in bad.stderr
+
+
+def run_with_window(tokens: str, script: Path, ws: Path) -> subprocess.CompletedProcess[str]:
+    """`epistemic run` of the replay `script` in `ws` with `--context-window TOKENS`."""
+    argv = ("run", "--model", f"replay:{script}", "--context-window", tokens, "-C", str(ws), "t")
+    return epistemic(*argv, env=clean_subprocess_env(), timeout=60)
 
 
 class Recording(ReplayProvider):
