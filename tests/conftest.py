@@ -57,12 +57,13 @@ def epistemic(
     check: bool = False,
     no_traceback: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real `epistemic` command, its output captured as text; `check` raises on a
-    non-zero exit, `no_traceback` fails the test when stderr shows a Python traceback."""
+    """Run the real `epistemic` command, its output captured as text, in `env` (by default
+    `cli_env()`: no default model, wide columns); `check` raises on a non-zero exit,
+    `no_traceback` fails the test when stderr shows a Python traceback."""
     done = subprocess.run(
         [EPISTEMIC, *args],
         cwd=cwd,
-        env=env,
+        env=cli_env() if env is None else env,
         input=input,
         capture_output=True,
         text=True,

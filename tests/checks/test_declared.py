@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from conftest import cli_env
-from conftest import epistemic as run_epistemic
+from conftest import cli_env, epistemic
 from epistemic_agent.checks.consistency import FLAGS
 from epistemic_agent.core.vocabulary import GUARANTEES
 from epistemic_agent.execute import shell as executor
@@ -62,12 +61,6 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not i
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def epistemic(
-    *args: str, cwd: Path | None = None, stdin: str | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return run_epistemic(*args, cwd=cwd, input=stdin, env=env or cli_env())
 
 
 def journal(ws: Path) -> list[dict[str, Any]]:
@@ -645,7 +638,7 @@ def test_classify_several_words_are_quoted_as_argv() -> None:
 
 def test_classify_batch() -> None:
     lines = ['"rm -rf build"', "", '"make test"', "42", "not json", '"git log"', "   "]
-    done = epistemic("classify", "--batch", stdin="\n".join(lines) + "\n")
+    done = epistemic("classify", "--batch", input="\n".join(lines) + "\n")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     out = [json.loads(line) for line in done.stdout.splitlines()]
@@ -657,7 +650,7 @@ def test_classify_batch() -> None:
     assert out[4]["command"] == "git log" and out[4]["class"] == "read-only"
     assert set(out[0]) == {"command", "class", "paths", "reasons", "writes", "deletes", "dynamic"}
     assert "line 4" in done.stderr and "line 5" in done.stderr
-    good = epistemic("classify", "--batch", stdin='"ls"\n"rm x"\n')
+    good = epistemic("classify", "--batch", input='"ls"\n"rm x"\n')
     assert good.returncode == 0, good.stderr
     assert [json.loads(x)["class"] for x in good.stdout.splitlines()] == ["read-only", "mutating"]
 

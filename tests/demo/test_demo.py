@@ -12,16 +12,9 @@ from typing import Any
 
 import pytest
 
-from conftest import cli_env
-from conftest import epistemic as run_epistemic
+from conftest import cli_env, epistemic
 from epistemic_agent.demo import SCRIPT, TASK, prepare_workspace, run_oracle
 from epistemic_agent.providers.replay import load_script
-
-
-def epistemic(
-    *args: str, cwd: Path | None = None, environ: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return run_epistemic(*args, cwd=cwd, env=environ or cli_env())
 
 
 def journal(workspace: Path) -> list[dict[str, Any]]:
@@ -178,7 +171,7 @@ def test_demo_journal_verifies(demo: tuple[Any, Path]) -> None:
 
 def test_demo_json_in_a_fresh_temporary_directory(tmp_path: Path) -> None:
     """`--json` prints JSON lines only; without -o the demo makes its own temporary directory."""
-    done = epistemic("demo", "--json", environ=cli_env(TMPDIR=str(tmp_path)))
+    done = epistemic("demo", "--json", env=cli_env(TMPDIR=str(tmp_path)))
     assert done.returncode == 0, done.stderr
     (made,) = list(tmp_path.glob("epistemic-demo-*"))
     assert (made / "RATIONALE.md").is_file()

@@ -11,26 +11,18 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import epistemic_strict
 from epistemic_agent.gate.check import RULES
 
 REASON = "work on the file the task names, whatever its name"
 
 
-def epistemic(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [EPISTEMIC, *args], cwd=ws, capture_output=True, text=True, timeout=120, check=False
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
-
-
 def tool(ws: Path, name: str, **args: Any) -> subprocess.CompletedProcess[str]:
-    return epistemic(ws, "tool", name, "--args", json.dumps({**args, "reason": REASON}))
+    return epistemic_strict("tool", name, "--args", json.dumps({**args, "reason": REASON}), cwd=ws)
 
 
 def calls(ws: Path) -> list[dict[str, Any]]:
-    done = epistemic(ws, "log", "--json")
+    done = epistemic_strict("log", "--json", cwd=ws)
     found: list[dict[str, Any]] = json.loads(done.stdout)
     return found
 
@@ -55,9 +47,9 @@ def test_a_path_the_file_system_would_refuse_is_a_rejection(
     assert len(done.stderr.splitlines()[0]) < 200  # the message shows a piece, not the name
     (view,) = calls(ws)
     assert (view["status"], view["rule"]) == ("rejected", "path-too-long")
-    assert epistemic(ws, "verify").returncode == 0
+    assert epistemic_strict("verify", cwd=ws).returncode == 0
     assert "path-too-long" in RULES
-    assert "path-too-long" in epistemic(ws, "rules").stdout
+    assert "path-too-long" in epistemic_strict("rules", cwd=ws).stdout
 
 
 def test_a_name_of_255_bytes_is_fine(ws: Path) -> None:
@@ -80,12 +72,16 @@ def test_what_else_the_file_system_refuses_is_a_failed_outcome(ws: Path) -> None
 def test_a_tree_deeper_than_path_max_is_observed_cleanly(ws: Path) -> None:
     name = "b" * 250
     deep = f"for i in $(seq 20); do mkdir {name} && cd {name}; done; touch deep.txt; echo made"
-    done = epistemic(ws, "exec", "--type", "change-state", "--reason", REASON, "--", deep)
+    done = epistemic_strict(
+        "exec", "--type", "change-state", "--reason", REASON, "--", deep, cwd=ws
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "made\n"
-    done = epistemic(ws, "exec", "--type", "cleanup", "--reason", REASON, "--", f"rm -rf {name}")
+    done = epistemic_strict(
+        "exec", "--type", "cleanup", "--reason", REASON, "--", f"rm -rf {name}", cwd=ws
+    )
     assert done.returncode == 0, done.stderr
     made, removed = calls(ws)
     assert made["ok"] and "interrupted" not in made["outcome"]
     assert removed["ok"] and not removed["flags"]  # the session saw it create them
-    assert epistemic(ws, "verify").returncode == 0
+    assert epistemic_strict("verify", cwd=ws).returncode == 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 import shutil
 import subprocess
 import zipfile
@@ -19,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import epistemic
 from epistemic_agent.checks.lint import CHECKS
 from epistemic_agent.cli import app as cli
 from epistemic_agent.runtime.session import Session, Settings
@@ -29,13 +28,6 @@ CHANGE = "make the change that is part of the deliverable"
 HTML = importlib.util.find_spec("epistemic_agent.reports.html.page") is not None
 
 Records = list[dict[str, Any]]
-
-
-def epistemic(*args: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if k != "EPISTEMIC_MODEL"}
-    return subprocess.run(
-        [EPISTEMIC, *args], env=environ, capture_output=True, text=True, timeout=120, check=False
-    )
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -7,15 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import cli_env
-from conftest import epistemic as run_epistemic
+from conftest import epistemic
 from epistemic_agent.cli import app as cli
 from epistemic_agent.demo import SCRIPT, prepare_workspace
 from epistemic_agent.journal.record_fields import version_notes
@@ -33,10 +31,6 @@ TASK = "make a marker file"
 #: Demo turns the variant agent skips: the rejected call, and the wrong edit, its test and
 #: its revert. It reaches the same fix without a rejection or a revert.
 SKIPPED_TURNS = (2, 7, 8, 9)
-
-
-def epistemic(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return run_epistemic(*args, cwd=cwd, env=cli_env())
 
 
 def as_json(*args: str, cwd: Path | None = None) -> Any:

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC, cli_env
-from conftest import epistemic as run_epistemic
+from conftest import EPISTEMIC, cli_env, epistemic
 from epistemic_agent.cli import app as cli
 from epistemic_agent.core.tools import TOOLS_BY_NAME, anthropic_tools, openai_tools
 from epistemic_agent.core.vocabulary import ACT_NAMES, ACTS
@@ -122,15 +121,6 @@ def tool_results(agent: Agent) -> list[ToolResult]:
 
 def assistant_messages(agent: Agent) -> list[AssistantMessage]:
     return [m for m in agent.messages if isinstance(m, AssistantMessage)]
-
-
-def epistemic(
-    *args: str,
-    env: dict[str, str] | None = None,
-    stdin: str | None = None,
-    timeout: float = 60,
-) -> subprocess.CompletedProcess[str]:
-    return run_epistemic(*args, env=env or cli_env(), input=stdin, timeout=timeout)
 
 
 Runner = Callable[..., "subprocess.CompletedProcess[str]"]
@@ -967,7 +957,7 @@ def test_repl_messages_continue_one_session(ws: Path, tmp_path: Path) -> None:
     ]
     script = write_script(tmp_path, turns)
     done = epistemic(
-        "repl", "--model", f"replay:{script}", "-C", str(ws), stdin="first message\n\nsecond\n"
+        "repl", "--model", f"replay:{script}", "-C", str(ws), input="first message\n\nsecond\n"
     )
     assert done.returncode == 0, done.stderr
     assert "first done" in done.stdout
