@@ -29,8 +29,8 @@ def new_key(folder: Path, name: str, comment: str | None = None) -> Path:
     """A fresh ed25519 key with no passphrase at `folder / name` (its public half beside it,
     `name.pub`), its comment `comment` or else `name`."""
     key = folder / name
-    subprocess.run([KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", comment or name, "-f", str(key)],
-                   check=True)  # fmt: skip
+    argv = [KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", comment or name, "-f", str(key)]
+    subprocess.run(argv, check=True)
     return key
 
 
