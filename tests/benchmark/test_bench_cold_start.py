@@ -7,6 +7,7 @@ import importlib.util
 import random
 import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -88,7 +89,20 @@ def test_a_short_run_of_this_tree_prints_the_table() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "| this tree |" in done.stdout and "(control)" in done.stdout
+    assert "standard-library modules" in done.stdout
     assert "2 rounds" in done.stdout
+
+
+def test_the_floor_is_the_standard_library_exec_loads_and_nothing_of_the_package(
+    tmp_path: Path,
+) -> None:
+    module = cold_start()
+    ours = module.exec_subject(module.THIS, ROOT, tmp_path)
+    names = module.standard_modules(ours)
+    assert {"subprocess", "json", "hashlib", "argparse"} <= set(names)
+    assert not [name for name in names if name.startswith("epistemic_agent")]
+    floor = module.floor_subject(ours)
+    assert module.wall(floor) > 0 and floor.label == module.FLOOR
 
 
 def test_too_few_rounds_is_a_usage_error() -> None:
