@@ -8,9 +8,10 @@ Run from the repository root with the project's virtualenv:
 Each commit is checked out in a temporary worktree. Every round runs, once each and in an order
 that rotates from round to round: `epistemic exec --type collect-info ... -- true` on every tree
 (its console-script entry point, `epistemic_agent.cli:main`, with that tree first on
-`PYTHONPATH`), the same on this tree a second time in its own workspace (the *control*), the
-standard-library modules this tree's `exec` loads, imported alone (the floor no layout of the
-package can go below), and `python -c pass`. The bytecode is cached (a private
+`PYTHONPATH`), the same on this tree a second time in its own workspace (the *control*), every
+module this tree's `exec` loads imported alone (what is left of `exec` is the call's own work),
+the standard-library ones alone (the floor no layout of the package can go below), and
+`python -c pass`. The bytecode is cached (a private
 `PYTHONPYCACHEPREFIX`); each workspace has seen the command before, as in a session.
 
 Drift (another process, the CPU's clock) then falls on every tree alike, and the control tells
@@ -40,6 +41,7 @@ ENTRY = "import sys; from epistemic_agent.cli import main; sys.exit(main())"
 RESAMPLES = 2000
 THIS, CONTROL, PYTHON = "this tree", "this tree, again (control)", "`python -c pass`"
 FLOOR = "the standard-library modules this tree's `exec` loads, alone"
+IMPORTS = "every module this tree's `exec` loads, alone"
 #: Prints, at exit, every module the process loaded.
 LIST_MODULES = (
     "import atexit, sys; atexit.register(lambda: sys.stderr.write("
@@ -72,22 +74,36 @@ def exec_subject(label: str, tree: Path, folder: Path) -> Subject:
     return Subject(label, argv, environment(tree, folder / "pycache"))
 
 
-def standard_modules(exec_: Subject) -> list[str]:
-    """The standard-library modules one run of `exec_` loads (after a first run: a cached call)."""
+def loaded_modules(exec_: Subject) -> list[str]:
+    """Every module one run of `exec_` loads (after a first run: a cached call)."""
     wall(exec_)
     argv = [exec_.argv[0], "-c", LIST_MODULES + ENTRY, *exec_.argv[3:]]
     done = subprocess.run(argv, env=exec_.env, capture_output=True, text=True, check=True)
     names = next(line for line in done.stderr.splitlines() if line.startswith("MODULES "))
+    return names.split()[1:]
+
+
+def standard_modules(exec_: Subject) -> list[str]:
+    """The standard-library modules one run of `exec_` loads."""
     stdlib = sys.stdlib_module_names
-    return [n for n in names.split()[1:] if n.partition(".")[0] in stdlib]
+    return [n for n in loaded_modules(exec_) if n.partition(".")[0] in stdlib]
+
+
+def importer(label: str, names: list[str], exec_: Subject) -> Subject:
+    """A process that imports `names`, in `exec_`'s environment, and does nothing else."""
+    code = f"import importlib\nfor name in {names!r}:\n    importlib.import_module(name)\n"
+    return Subject(label, [exec_.argv[0], "-c", code], exec_.env)
 
 
 def floor_subject(exec_: Subject) -> Subject:
-    """Importing, alone, the standard-library modules `exec_` needs: what no layout of the
-    package can go below (their imports, and their share of the interpreter's teardown)."""
-    names = standard_modules(exec_)
-    code = f"import importlib\nfor name in {names!r}:\n    importlib.import_module(name)\n"
-    return Subject(FLOOR, [exec_.argv[0], "-c", code], exec_.env)
+    """The standard-library modules `exec_` needs, alone: what no layout of the package can
+    go below (their imports, and their share of the interpreter's teardown)."""
+    return importer(FLOOR, standard_modules(exec_), exec_)
+
+
+def imports_subject(exec_: Subject) -> Subject:
+    """Every module `exec_` loads, alone: `exec_` less this is the call's own work."""
+    return importer(IMPORTS, loaded_modules(exec_), exec_)
 
 
 def wall(subject: Subject) -> float:
@@ -146,7 +162,7 @@ def table(times: dict[str, list[float]]) -> list[str]:
     for label, samples in times.items():
         median = statistics.median(samples)
         cells = [label, f"{median * 1000:.1f}", f"{median / python:.2f}×"]
-        if label in (THIS, PYTHON, FLOOR):
+        if label in (THIS, PYTHON, FLOOR, IMPORTS):
             cells += ["1.00" if label == THIS else "", "", ""]
         else:
             ratio, low, high = ratio_interval(times[THIS], samples)
@@ -177,7 +193,8 @@ def main() -> int:
         try:
             subjects = [exec_subject(f"`{rev}`", tree, folder) for rev, tree in trees.items()]
             ours = exec_subject(THIS, ROOT, folder)
-            subjects += [ours, exec_subject(CONTROL, ROOT, folder), floor_subject(ours)]
+            subjects += [ours, exec_subject(CONTROL, ROOT, folder)]
+            subjects += [imports_subject(ours), floor_subject(ours)]
             subjects.append(Subject(PYTHON, [sys.executable, "-c", "pass"], os.environ.copy()))
             times = measure(subjects, args.rounds)
         finally:
