@@ -19,6 +19,8 @@ how far two runs of the very same code differ: the noise. For each tree the tabl
 median, its ratio to `python -c pass`, and its ratio to this tree with a 95% interval from
 resampling whole rounds (so each resample keeps the pairing). A difference is beyond the noise
 when that interval leaves out 1.00; the control's own interval shows what the method can tell.
+The interval covers the noise within one run; runs on different occasions can differ by more
+(bench/RESULTS.md, section 13), so a difference at the interval's edge wants a second run.
 """
 
 from __future__ import annotations
