@@ -145,8 +145,15 @@ def answer_prompt(
     """Run `argv` at a bare terminal (a pty, no emulator): type `answer` at its "[y/n]" prompt
     and `comment` at the "comment" one; return its exit status and all it printed."""
     master, slave = pty.openpty()
-    process = subprocess.Popen(list(argv), cwd=cwd, stdin=slave, stdout=slave, stderr=slave,
-                               start_new_session=True, env=env)  # fmt: skip
+    process = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        env=env,
+    )
     os.close(slave)
     seen = bytearray()
     try:

@@ -78,15 +78,19 @@ def test_the_table_names_every_subject_and_the_ratio_to_python() -> None:
     assert python.startswith(f"| {module.PYTHON} | 20.0 | 1.00× |")
 
 
-def test_a_short_run_of_this_tree_prints_the_table() -> None:
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--rounds", "2"],
+def run_script(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
         cwd=ROOT,
     )
+
+
+def test_a_short_run_of_this_tree_prints_the_table() -> None:
+    done = run_script("--rounds", "2")
     assert done.returncode == 0, done.stderr
     assert "| this tree |" in done.stdout and "(control)" in done.stdout
     assert "standard-library modules" in done.stdout
@@ -109,11 +113,5 @@ def test_the_floor_is_the_standard_library_exec_loads_and_nothing_of_the_package
 
 
 def test_too_few_rounds_is_a_usage_error() -> None:
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--rounds", "1"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_script("--rounds", "1")
     assert done.returncode == 2 and "at least 2" in done.stderr and "Traceback" not in done.stderr

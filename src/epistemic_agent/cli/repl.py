@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.errors import SupervisorUnavailable
 from ..core.safetext import visible
 
 if TYPE_CHECKING:
@@ -184,7 +185,6 @@ class Repl:
         return ("-C", str(self.session.workspace), "--session", self.session.session_id)
 
     def _new(self, rest: str) -> None:
-        from ..core.errors import SupervisorUnavailable
         from ..policy.rules import PolicyError
         from .repl_session import fresh
 
