@@ -78,6 +78,8 @@ def _mounts(view: View, pid_namespace: bool) -> tuple[Path, ...]:
     confine_sys.mount_setattr("/", confine_sys.MOUNT_ATTR_RDONLY)
     for folder in view.writable:
         _bind(folder, writable=True)
+    for folder in view.pinned:  # a mount point of the same rights: it cannot be moved aside
+        confine_sys.mount(folder, folder, None, confine_sys.MS_BIND | confine_sys.MS_REC)
     for path in view.protected:  # before the hiding: the report's spares lie in the record
         _bind(path, writable=False)
     shm = _private_shm()
@@ -134,6 +136,8 @@ def bwrap_argv(bwrap: str, view: View) -> tuple[str, ...]:
     argv = [bwrap, *root, "--dev", "/dev", "--tmpfs", SHM]
     argv += ["--unshare-pid", "--unshare-ipc", "--proc", "/proc"]
     for folder in view.writable:
+        argv += ["--bind", folder, folder]
+    for folder in view.pinned:
         argv += ["--bind", folder, folder]
     for path in view.protected:
         argv += ["--ro-bind", path, path]

@@ -149,7 +149,9 @@ class Confinement:
         readable = None
         if self.readable is not None:  # the workspace is readable for every act
             readable = tuple(dict.fromkeys((*self.readable, self.workspace, *writable)))
-        return View(mutating, tuple(writable), hidden, protected, covers, readable)
+        ends = (*protected, *hidden, *(path for path, _ in covers))
+        pinned = pins(ends, writable)
+        return View(mutating, tuple(writable), hidden, protected, covers, readable, pinned)
 
     def launch(self, act: str, files: tuple[Path, ...] = ()) -> Launch:
         """How to start one call of this act; `files` (its output captures) stay writable."""
@@ -173,7 +175,7 @@ class Confinement:
         if view.readable is not None:  # the tool's own code may import what it needs
             readable = (*view.readable, *self.tool)
             parts = (view.mutating, view.writable, view.hidden, view.protected, view.covers)
-            view = View(*parts, readable)
+            view = View(*parts, readable, view.pinned)
         enter = partial(confine_apply.enter, view, self.platform, ())
         return in_confined_thread(enter, work)
 
@@ -336,6 +338,23 @@ def _expand_grants(
         grants[act] = tuple(dict.fromkeys(path for path in real if os.path.isdir(path)))
         missing[act] = tuple(path for path in real if not os.path.isdir(path))
     return grants, missing
+
+
+def pins(ends: tuple[str, ...], writable: list[str]) -> tuple[str, ...]:
+    """The folders strictly between each writable folder and each path in `ends` beneath it,
+    shallowest first: moving any of them aside would let an act rebuild the path to a
+    protected item with content of its own."""
+    found: set[str] = set()
+    for end in ends:
+        roots = [folder for folder in writable if _under_any(end, [folder]) and folder != end]
+        if not roots:
+            continue
+        root = max(roots, key=len).rstrip("/")
+        parent = os.path.dirname(end)
+        while len(parent) > len(root) and parent.startswith(root + "/"):
+            found.add(parent)
+            parent = os.path.dirname(parent)
+    return tuple(sorted(found, key=lambda path: (path.count("/"), path)))
 
 
 def _under_any(path: str, folders: list[str]) -> bool:

@@ -16,3 +16,7 @@ class View:
     protected: tuple[str, ...]  # read-only inside a writable area
     covers: tuple[tuple[str, str], ...] = ()  # (path, decoy): path shows the decoy, read-only
     readable: tuple[str, ...] | None = None  # all an act may read besides `writable` (None: all)
+    #: folders inside a writable area that lead to a protected, hidden or covered path: each is
+    #: bound onto itself (a mount point cannot be renamed or removed), so that no act can move
+    #: one aside and rebuild the path with content of its own. Shallowest first.
+    pinned: tuple[str, ...] = ()
