@@ -511,13 +511,23 @@ def test_the_policy_file_is_not_the_agents_to_change(ws: Path) -> None:
     assert (ws / "epistemic.toml").read_text() == DOC_POLICY
 
 
-def test_a_session_whose_policy_file_vanished_does_not_go_on_without_one(ws: Path) -> None:
-    (ws / "epistemic.toml").write_text('default = "allow"\n')
+def test_a_session_whose_policy_file_vanished_goes_on_under_the_one_it_recorded(ws: Path) -> None:
+    (ws / "epistemic.toml").write_text(
+        'default = "allow"\n[[rule]]\nid = "no-rm"\n'
+        'when = "command.contains(\'rm \')"\ndecision = "deny"\n'
+    )
     with Session(ws):
         pass
     (ws / "epistemic.toml").unlink()  # by whatever means
-    with pytest.raises(PolicyError, match="the policy this session was under is gone"):
-        Session(ws).open()
+    for _ in range(2):
+        with Session(ws) as session:
+            assert session.policy is not None and session.policy.source == str(
+                ws / "epistemic.toml"
+            )
+            refused = session.bash("rm -f x", "cleanup", CHANGE)
+            assert refused.rule == "policy" and "no-rm" in str(refused.message), refused
+    ignored = of_kind(ws, "policy-ignored")
+    assert len(ignored) == 1 and "goes on under the one it recorded" in ignored[0]["message"]
     with Session(ws, policy=preset("approve-none")) as session:  # named: a human's choice
         assert session.bash("ls", "collect-info", LOOK).status == "ran"
     assert of_kind(ws, "policy")[-1]["source"] == "preset:approve-none"

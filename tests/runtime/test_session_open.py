@@ -9,7 +9,7 @@ import pytest
 
 from epistemic_agent import Session
 from epistemic_agent.policy.rules import PolicyError
-from epistemic_agent.runtime.session import SessionNotOpen
+from epistemic_agent.runtime.session import SessionNotOpen, Settings
 
 LOOK = "see which files the workspace holds now"
 
@@ -74,12 +74,11 @@ def test_opening_twice_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_refused_open_leaves_the_session_closed(tmp_path: Path) -> None:
-    (tmp_path / "epistemic.toml").write_text('default = "allow"\n')
-    with Session(tmp_path):
-        pass
-    (tmp_path / "epistemic.toml").write_text('default = "deny"\n')  # changed by anyone
-    session = Session(tmp_path)
-    with pytest.raises(PolicyError, match="is not the one this session was under"):
+    with Session(tmp_path) as session:  # an act writes a policy: no new session takes it
+        write = "open('epistemic' + '.toml', 'w').write('default = \\'allow\\'\\n')"
+        assert session.bash(f'python3 -c "{write}"', "setup", LOOK).returncode == 0
+    session = Session(tmp_path, Settings(session="new"))
+    with pytest.raises(PolicyError, match="not put in force: call 1 of session"):
         session.open()
     assert session.closed
     with pytest.raises(SessionNotOpen):

@@ -20,7 +20,7 @@ from ..runtime.options import (
     ticket_option,
     workspace_option,
 )
-from .calls import head_line, warn_confinement
+from .calls import head_line, warn_opening
 from .models import add_model_options, check_window, provider_from_args
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     session = Session(
         directory, settings, facts, policy, policy_implicit=named is None, supervisor=supervisor
     ).open()
-    warn_confinement(session)
+    warn_opening(session)
     if not session.created:
         session.event("run", model=spec, **header)
     config = AgentConfig(

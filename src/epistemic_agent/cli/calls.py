@@ -101,18 +101,22 @@ def _open_session(args: argparse.Namespace) -> Any:
         from ..runtime.options import supervisor_error
 
         raise UsageError(supervisor_error(error)) from None
-    warn_confinement(session)
+    warn_opening(session)
     if moved is not None:
         print(f"epistemic: note: {moved}", file=sys.stderr)
     return session
 
 
-def warn_confinement(session: Any) -> None:
+def warn_opening(session: Any) -> None:
+    """What opening the session found for its user: confinement that does not hold, a policy
+    found that is not in force."""
     from ..execute.sandbox.confinement import warning
 
     note = warning(session.confinement)
     if note is not None:
         print(note, file=sys.stderr)
+    for notice in session.notices:
+        print(f"epistemic: {notice}", file=sys.stderr)
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:

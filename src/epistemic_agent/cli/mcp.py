@@ -50,6 +50,7 @@ def _cmd_mcp(args: Any) -> int:
     from ..policy.rules import PolicyError
     from ..runtime.guard import workspace_policy
     from ..runtime.options import chosen_policy, session_choice
+    from ..runtime.provenance import refusal
 
     directory = Path(args.directory).resolve()
     if not directory.is_dir():
@@ -80,6 +81,11 @@ def _cmd_mcp(args: Any) -> int:
     keeper.session_choice = session_choice(args)
     if keeper.session_choice not in (None, "new"):  # an unknown id stops here, not at a call
         for_writing(directory, keeper.session_choice, True)
+    else:  # a new session: a policy an act could have written stops here, not at a call
+        extra = supervisor.files if supervisor is not None else ()
+        refused = refusal(policy, directory, extra)
+        if refused is not None:
+            raise PolicyError(refused)
     print(f"epistemic mcp: serving {directory} (policy {policy.source})", file=sys.stderr)
     note = warning(confinement)
     if note is not None:

@@ -79,6 +79,21 @@ def register(sub: Any) -> None:
     )
     command_option(p)
     p.set_defaults(handler=_cmd_explain)
+    p = inner.add_parser(
+        "trust",
+        help="put a policy in force that an act could have written, after you read it",
+        description="A session refuses a policy file, or a file it names (allowed_signers, a "
+        "supervisor's verdict script), that a call of the workspace's record wrote or was "
+        "running when it changed. After reading it, put it in force: the policy is checked "
+        "(as `policy check` does), then its bytes and those of every file it names are "
+        "recorded in the trust store ($XDG_STATE_HOME/epistemic/trusted, which no act can "
+        "write). A file changed since is checked again. Exit 0; 1 when the policy has faults; "
+        "2 when there is no policy or the trust store cannot be written.",
+    )
+    p.add_argument("file", nargs="?", metavar="FILE", help="the policy file")
+    workspace_option(p, _WORKSPACE_HELP)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_cmd_trust)
 
 
 def _policy_path(file: str | None, directory: str) -> Path | None:
@@ -236,3 +251,31 @@ def _counts(given: list[str], acts: tuple[str, ...]) -> dict[str, int]:
             raise UsageError(f"--count takes ACT=N with an act of {', '.join(acts)}; got {item!r}")
         counts[act] = int(number)
     return counts
+
+
+def _cmd_trust(args: argparse.Namespace) -> int:
+    from ..policy.trust import TrustError, trust, trust_folder
+
+    path = _policy_path(args.file, args.directory)
+    if path is None:
+        return EXIT_NO_POLICY
+    policy = _load(path, args.json)
+    if policy is None:
+        return EXIT_FAULTS
+    folder = trust_folder()
+    if folder is None:
+        raise UsageError("the trust store ($XDG_STATE_HOME/epistemic/trusted) cannot be made")
+    files = [path, *(Path(named) for named in policy.signer_files())]
+    model = policy.supervisor.model if policy.supervisor is not None else None
+    if model is not None and model.startswith("replay:"):  # a verdict script
+        files.append(Path(model.removeprefix("replay:")))
+    try:
+        entries = [trust(file, folder) for file in files]
+    except TrustError as error:
+        raise UsageError(f"cannot trust the policy: {error.strerror or error}") from None
+    if args.json:
+        print(json.dumps({"ok": True, "trusted": [entry.to_json() for entry in entries]}))
+        return 0
+    for entry in entries:
+        print(f"trusted {entry.path} (sha256 {entry.sha256[:12]}), by {entry.by}")
+    return 0

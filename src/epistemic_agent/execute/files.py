@@ -24,8 +24,13 @@ class FileOutcome:
     evidence: bytes
 
 
-def precheck(call: Call, workspace: Path) -> Rejected | None:
-    """Checks the pure gate cannot make: symlinks that leave the workspace, edit preconditions."""
+def precheck(
+    call: Call, workspace: Path, protected: tuple[str, ...] = (), hidden: tuple[str, ...] = ()
+) -> Rejected | None:
+    """Checks the pure gate cannot make: symlinks that leave the workspace, paths the session
+    protects (`protected`: no write; `hidden`: no read either, absolute real paths), edit
+    preconditions. The kernel holds the same line where it confines file tools; this check
+    holds it on every platform, and says why."""
     assert call.path is not None
     target = workspace / call.path
     real = Path(os.path.realpath(target))
@@ -42,6 +47,15 @@ def precheck(call: Call, workspace: Path) -> Rejected | None:
             call,
             "path-protected",
             f"{call.path!r} leads into the session's record; it is not yours to touch.",
+        )
+    fenced = _fenced(str(real), hidden if call.tool == "read_file" else (*protected, *hidden))
+    if fenced is not None:
+        return _refuse(
+            call,
+            "path-protected",
+            f"{call.path!r} is or lies in {fenced!r}, which the session protects from every "
+            "act (its policy and the files it names, the tool's installation, git's hooks "
+            "and config, the client's settings, or a hidden path).",
         )
     if call.tool != "str_replace_edit":
         return None
@@ -61,6 +75,14 @@ def precheck(call: Call, workspace: Path) -> Rejected | None:
             f"`old` {where} in {call.path!r}; it must occur exactly once. "
             "Include more surrounding lines to make it unique.",
         )
+    return None
+
+
+def _fenced(real: str, items: tuple[str, ...]) -> str | None:
+    """The item `real` is or lies inside (None: none)."""
+    for item in items:
+        if real == item or real.startswith(item.rstrip("/") + "/"):
+            return item
     return None
 
 

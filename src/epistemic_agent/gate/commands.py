@@ -68,7 +68,8 @@ def check_effects(command: str, act: str, config: GateConfig) -> tuple[str, str]
     effect = classify(_TMPDIR.sub(config.temp, command))
     if effect.cls != "mutating":
         return None
-    record = [p for p in effect.writes + effect.deletes if _touches_record(p, config)]
+    changed = effect.writes + effect.deletes
+    record = [p for p in changed if _touches_record(p, config)]
     if record:
         return "path-protected", (
             f"the command would change {record[0]!r}, which holds the session's record "
@@ -76,6 +77,16 @@ def check_effects(command: str, act: str, config: GateConfig) -> tuple[str, str]
             "delete it. Leave it out of the command (for git clean, add -e .epistemic -e "
             "RATIONALE.md and name paths); a policy is changed by a human, not by the agent."
         )
+    for path in changed:
+        item = _protected_by(path, config)
+        if item is not None:
+            return "path-protected", (
+                f"the command would change {path!r}, which is or leads to {item!r}: a file "
+                "the session runs or obeys (its policy and the files it names, the tool's "
+                "installation, git's hooks and config, the client's settings). No act may "
+                "write, move, replace or delete it, or any folder on the way to it; leave it "
+                "out of the command."
+            )
     if ACTS_BY_NAME[act].mutating:
         return None
     return _check_observation(effect, act, config)
@@ -94,6 +105,20 @@ def _touches_record(path: str, config: GateConfig) -> bool:
     if not full.startswith(root.rstrip("/") + "/"):
         return False
     return is_guarded(full[len(root.rstrip("/")) + 1 :])
+
+
+def _protected_by(path: str, config: GateConfig) -> str | None:
+    """The protected item a changed path is, holds or lies inside (None: none). The workspace
+    itself, named as ".", is left to the kernel: `find . -delete` comes with filters."""
+    if not config.protected:
+        return None
+    full = posixpath.normpath(posixpath.join(config.workspace, path))
+    if full == posixpath.normpath(config.workspace):
+        return None
+    for item in config.protected:
+        if full == item or _under(item, full) or _under(full, item):
+            return item
+    return None
 
 
 def _check_observation(effect: Effect, act: str, config: GateConfig) -> tuple[str, str] | None:

@@ -22,3 +22,7 @@ class GateConfig:
     min_reason: int = MIN_REASON
     temp: str = "/tmp"  # the system temp directory: observations may write scratch files there
     classify: Callable[[str], Effect] | None = None  # default: effects.classify
+    #: absolute paths no act may change, move or delete, nor any folder that leads to them:
+    #: the policy in force and the files it names, the tool's installation, git's hooks and
+    #: config, the client's settings (the session's confinement lists them)
+    protected: tuple[str, ...] = ()

@@ -121,6 +121,8 @@ class Gatekeeper:
                 policy_implicit=self.implicit,
                 supervisor=self.supervisor,
             ).open()
+            for notice in self.session.notices:
+                print(f"epistemic mcp: {notice}", file=sys.stderr)
             if not self.session.created:
                 ticket = {"ticket": self.ticket} if self.ticket is not None else {}
                 self.session.event("run", mode="mcp", mcp_client=client, **ticket)

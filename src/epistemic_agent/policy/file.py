@@ -42,8 +42,12 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
 _TOML_WHERE = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)\s*$")
 
 
-def read_policy(path: Path) -> Policy:
-    source = str(path)
+def read_policy(path: Path, origin: Path | None = None) -> Policy:
+    """Read `path`; `origin` (default: `path`) is where the policy lives: its name in the
+    record, and the folder its relative allowed_signers paths are beside (a session going on
+    under the policy it recorded reads the record's copy of a file that has since changed)."""
+    origin = path if origin is None else origin
+    source = str(origin)
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_BYTES + 1)
@@ -71,7 +75,7 @@ def read_policy(path: Path) -> Policy:
     specs = _read_rules(document, spots, errors)
     rules, prepare = compile_rules(specs, errors)
     extras = read_extras(document, spots, errors)
-    signers = resolve_signers(path, specs, extras, spots, errors)
+    signers = resolve_signers(origin, specs, extras, spots, errors)
     rules = [rule.with_signers(signers.get(rule.id)) for rule in rules]
     if errors:
         lines = list(dict.fromkeys(f"{source}:{line}: {text}" for line, text in sorted(errors)))

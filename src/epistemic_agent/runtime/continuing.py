@@ -5,19 +5,29 @@ journal when the policy or the confinement changed."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.clock import now
+from ..core.fsutil import atomic_write
 from ..core.layout import RECORD_DIR, REPORT_NAMES
 from ..journal.notice import check_journal, notice
 from ..journal.reading import read_numbered
 from ..journal.verify import INTACT, TORN
+from ..policy.file import read_policy
+from ..policy.rules import PolicyError, preset
+from ..policy.trust import MAX_FILE, read_regular
 from .recovery import Orphan, Recovery
 
 if TYPE_CHECKING:
+    from typing import Any
+
+    from ..core.layout import Layout
     from ..execute.sandbox.confinement import Confinement
     from ..journal.evidence import EvidenceStore
+    from ..policy.rules import Policy
     from .guard import Guard
     from .recorder import Recorder
     from .results import Settings
@@ -48,6 +58,72 @@ def policy_refused(recorder: Recorder) -> str | None:
         "A policy is changed by a human: to go on under it, name it (--policy FILE); or "
         "restore the one the session was under."
     )
+
+
+POLICIES = "policies"  # in a session's record folder: copies of the policies it put in force
+
+
+def keep_policy(layout: Layout, policy: Policy) -> None:
+    """Keep a private copy of a policy file the session puts in force, named by its SHA-256:
+    a later process that finds the file changed goes on under this copy. Nothing is kept
+    when the file no longer holds the bytes that were loaded."""
+    if policy.source.startswith("preset:"):
+        return
+    copy = layout.folder / POLICIES / policy.sha256
+    if copy.is_file():
+        return
+    try:
+        data = read_regular(Path(policy.source), MAX_FILE)
+    except OSError:
+        return
+    if hashlib.sha256(data).hexdigest() == policy.sha256:
+        atomic_write(copy, data, mode=0o600)
+
+
+def recorded_policy(layout: Layout, last: dict[str, Any]) -> Policy | None:
+    """The policy a session recorded as in force, from its presets or its private copy; None
+    when the record holds no copy of it (a session written before copies were kept)."""
+    source, digest = last.get("source"), last.get("sha256")
+    if not isinstance(source, str) or not isinstance(digest, str):
+        return None
+    if source.startswith("preset:"):
+        try:
+            return preset(source.removeprefix("preset:"))
+        except PolicyError:
+            return None
+    copy = layout.folder / POLICIES / digest
+    if not copy.is_file():
+        return None
+    try:
+        policy = read_policy(copy, Path(source))
+    except PolicyError:
+        return None
+    return policy if policy.sha256 == digest else None
+
+
+def note_ignored(recorder: Recorder, found: dict[str, Any], last: dict[str, Any]) -> str | None:
+    """Say once, in the journal, that a policy found is not the one in force: the session goes
+    on under the one it recorded. The message, for the process to print, the first time."""
+    message = (
+        f"the policy found ({_described(found)}) is not the one this session was started "
+        f"under ({_described(last)}): the session goes on under the one it recorded (the "
+        "record keeps a copy). A new session puts a policy file in force only if no act of "
+        "this workspace could have written it; `epistemic policy trust FILE` puts it in force "
+        "after you have read it."
+    )
+    if found["sha256"] in recorder.report.totals.session.get("ignored_policies", []):
+        return None
+    record = {"kind": "policy-ignored", "t": now(), **found, "in_force": last}
+    recorder.journal.append({**record, "message": message}, durable=True)
+    recorder.publish()
+    return message
+
+
+def _described(policy: dict[str, Any]) -> str:
+    source, digest = str(policy.get("source")), str(policy.get("sha256"))[:12]
+    if source.startswith("preset:"):
+        return f"none in the workspace, so {source}" if source == "preset:approve-none" else source
+    return f"{source}, sha256 {digest}"
 
 
 def keep_chain_notice(recorder: Recorder) -> None:
@@ -99,6 +175,7 @@ def note_changes(recorder: Recorder, guard: Guard, confinement: Confinement) -> 
     (the caller holds its lock)."""
     session = recorder.report.totals.session
     if session.get("policy") != guard.header():
+        keep_policy(recorder.layout, guard.policy)
         recorder.journal.append({"kind": "policy", "t": now(), **guard.header()}, durable=True)
         recorder.publish()
     header = confinement.header()

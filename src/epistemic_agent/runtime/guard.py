@@ -72,6 +72,7 @@ class Guard:
         timeout: float | None = None,
         channel: str | None = None,
         approver: Approver | None = None,
+        recorded: Mapping[str, str] | None = None,
     ) -> None:
         self.policy = policy
         self.workspace = workspace
@@ -83,6 +84,10 @@ class Guard:
         self.redactor = Redactor(os.environ, policy.secret_patterns, policy.secret_names)
         self._signers: dict[str, str] = {}
         self.ticket = ""  # the session's --ticket: the policy fact `ticket`
+        for named, digest in (recorded or {}).items():  # the copies a session recorded
+            copy = self.pending.parent / "signers" / digest
+            if digest and copy.is_file():
+                self._signers[named] = str(copy)
         for named in policy.signer_files():  # who may approve, as it stood when the session opened
             self.signers_for_file(named)
 
@@ -96,9 +101,15 @@ class Guard:
         allowed_signers file it names (who may approve is part of the policy)."""
         found: dict[str, Any] = {"source": self.policy.source, "sha256": self.policy.sha256}
         signers = self.policy.signer_files()
-        if signers:
-            found["signers"] = {path: _sha256(path) for path in signers}
+        if signers:  # the copies in force (a copy is named by its hash), else the file now
+            found["signers"] = {path: self._signers_digest(path) for path in signers}
         return found
+
+    def _signers_digest(self, named: str) -> str | None:
+        copy = self._signers.get(named)
+        if copy is not None and copy != named:
+            return Path(copy).name
+        return _sha256(named)
 
     def decide(
         self,

@@ -17,7 +17,7 @@ from ..execute.sandbox.confinement import Confinement, ConfinementError, unmet
 from ..execute.sandbox.platform import Platform, detect
 from ..policy.rules import PolicyError
 from ..policy.supervisor import ROLE, SupervisorSpec
-from .git_step import HOOK, is_installed
+from ..policy.trust import trust_folder
 from .supervisors import start_supervisor
 
 if TYPE_CHECKING:
@@ -88,9 +88,8 @@ class Confining:
         guarded += [path for path in self.layout.client_settings() if path.exists()]
         if self.supervisor is not None:
             guarded += self.supervisor.files
-        if is_installed(workspace):  # the trailers hook: not a boundary, but not theirs
-            guarded.append(workspace / ".git" / "hooks" / HOOK)
-        return Confinement(
+        guarded += git_setup(workspace)
+        confinement = Confinement(
             self.platform,
             workspace,
             scratch_path(workspace, session_id),
@@ -102,6 +101,30 @@ class Confining:
             covers=tuple((Path(path), Path(decoy)) for path, decoy in self.settings.decoys),
             readable=_as_paths(self.settings.readable),
         )
+        trusted = trust_store(confinement)
+        if trusted is not None:
+            confinement.guard(trusted)
+        return confinement
+
+
+def trust_store(confinement: Confinement) -> Path | None:
+    """The trust store (policy/trust.py), to be read-only for every act: made when missing
+    where some act could write, so that no act can make it with entries of its own."""
+    folder = trust_folder(create=False)
+    assert folder is not None
+    if not folder.is_dir() and confinement.writable_by_an_act(str(folder)):
+        folder = trust_folder(create=True)
+    return folder if folder is not None and folder.is_dir() else None
+
+
+def git_setup(workspace: Path) -> list[Path]:
+    """What of the workspace's repository runs programs when git runs in it (the session's
+    own git, and the human's next `git commit`): its hooks and its configuration (hooks
+    paths, fsmonitor, aliases, filters, pagers). Acts may commit; they may not change these."""
+    git = workspace / ".git"
+    if git.is_symlink() or not git.is_dir():
+        return []
+    return [path for path in (git / "hooks", git / "config") if os.path.lexists(path)]
 
 
 def session_record(

@@ -106,7 +106,10 @@ class Pipeline:
         verdict = check(tool, args, self.gate)
         effect = None
         if isinstance(verdict, Call) and verdict.path is not None:
-            verdict = precheck(verdict, self._workspace) or verdict
+            confinement = self.files.confinement
+            hidden = tuple(path for path in confinement.hidden if path != self.gate.workspace)
+            protected = self.gate.protected
+            verdict = precheck(verdict, self._workspace, protected, hidden) or verdict
         elif isinstance(verdict, Call) and verdict.command is not None:
             effect = self.effects.classify(verdict.command)
             report = self.recorder.report

@@ -27,7 +27,7 @@ from ..journal.log import Record
 from ..journal.writer import JournalWriter
 from ..policy.rules import PolicyError
 from ..reports.rationale.report import Report
-from . import continuing
+from . import continuing, provenance
 from .alerting import Alerting
 from .file_step import FileStep
 from .guard import Guard, workspace_policy
@@ -112,6 +112,9 @@ class Session:
         self.supervisor = supervisor
         self._state = NEW
         self._stopped: object = None  # the agent loop's last stop reason (see `end`)
+        #: what opening the session found worth telling its user (printed by the CLI)
+        self.notices: list[str] = []
+        self._ignored: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._ended = False
 
     def __repr__(self) -> str:
@@ -163,7 +166,9 @@ class Session:
             with choosing(self.workspace):  # which session, chosen and (if new) begun at once
                 settings = self.settings
                 self.layout = for_writing(self.workspace, settings.session, settings.owns_session)
-                refused = self._open_journal(self.policy, implicit)
+                refused = self._provenance(implicit)
+                if refused is None:
+                    refused = self._open_journal(self.policy, implicit)
             if refused is not None:  # nothing more is appended to a session that may not go on
                 raise PolicyError(refused)
             self.baseline = self._trace.open_baseline()
@@ -172,6 +177,17 @@ class Session:
             raise
         self._state = OPEN
         return self
+
+    def _provenance(self, implicit: bool) -> str | None:
+        """Why the policy may not be put in force (provenance.py): checked for a new session,
+        and for a named policy a continued session was not under; None when it may. A policy
+        merely found for a session that goes on stays the one it recorded (`_open_journal`)."""
+        assert self.policy is not None
+        fresh = not (self.layout.journal.is_file() and self.layout.journal.stat().st_size)
+        if not fresh and implicit:
+            return None
+        extra = self.supervisor.files if self.supervisor is not None else ()
+        return provenance.refusal(self.policy, self.workspace, extra)
 
     def _open_journal(self, policy: Policy, implicit: bool) -> str | None:
         """Open the session's journal (writing its header when it is new); why a session it
@@ -186,52 +202,86 @@ class Session:
         with self.journal.locked():
             self.created = self.journal.position.lines == 0
             new_id = self.layout.session_folder_id or os.urandom(16).hex()
+            if not self.created and implicit:
+                refused = self._keep_recorded_policy()
+            if refused is not None:
+                return refused
+            policy = self.policy if self.policy is not None else policy
             self._make_steps(policy, new_id if self.created else self.session_id)
             if self.created:
+                continuing.keep_policy(self.layout, policy)
                 record = session_record(
                     new_id, self.workspace, self.header, self.guard, self.confinement,
                     self.supervisor,
                 )  # fmt: skip
                 self.journal.append(record, durable=True)
                 recorder.publish()
-            elif implicit and (refused := continuing.policy_refused(recorder)) is not None:
-                pass
             else:
                 continuing.keep_chain_notice(recorder)
                 continuing.recover(recorder, self.evidence, self.settings)
                 continuing.note_changes(recorder, self.guard, self.confinement)
+                if self._ignored is not None:
+                    said = continuing.note_ignored(recorder, *self._ignored)
+                    self.notices += [said] if said else []
             if relinked and refused is None:
                 continuing.note_relinked(recorder, relinked)
         return refused
 
+    def _keep_recorded_policy(self) -> str | None:
+        """A continued session goes on under the policy it recorded: when the one found is
+        another (a file that appeared or changed since), say so once and take the recorded
+        one from the record's copy. Why it may not go on, when the record holds no copy."""
+        recorder = self._recorder
+        last = recorder.report.totals.session.get("policy")
+        found = self.guard.header()
+        if not isinstance(last, dict) or {k: last.get(k) for k in found} == found:
+            return None
+        recorded = continuing.recorded_policy(self.layout, last)
+        if recorded is None:
+            return continuing.policy_refused(recorder)
+        signers = last.get("signers")
+        self.policy = recorded
+        self.guard = self._make_guard(recorded, signers if isinstance(signers, dict) else None)
+        recorder.guard = self.guard
+        self._ignored = (found, last)
+        return None
+
     def _make_record(self, policy: Policy) -> None:
         """The guard, the report, the journal and its evidence (nothing is read yet)."""
         settings, layout = self.settings, self.layout
-        self.guard = Guard(
-            policy,
-            self.workspace,
-            layout.pending,
-            settings.approval_timeout,
-            settings.approval_channel,
-            self.approver,
-        )
+        self.guard = self._make_guard(policy)
         self.report = Report(layout)
         self.journal = JournalWriter(layout.journal, self.report.fold, layout.head)
         self._recorder = Recorder(self.journal, self.report, layout, self.guard)
         self.evidence = EvidenceStore(layout.evidence, settings.evidence_cap)
         self.effects = EffectCache(layout.effects_cache, self._no_secret)
-        temp = temp_dir(self.workspace)
-        self.gate = GateConfig(
-            str(self.workspace), settings.min_reason, temp, self.effects.classify
-        )
         ticket = self.header.get("ticket")
         self.ticket = ticket if isinstance(ticket, str) and ticket else None  # --ticket
-        self.guard.ticket = self.ticket or ""
+
+    def _make_guard(self, policy: Policy, signers: dict[str, str] | None = None) -> Guard:
+        settings = self.settings
+        guard = Guard(
+            policy,
+            self.workspace,
+            self.layout.pending,
+            settings.approval_timeout,
+            settings.approval_channel,
+            self.approver,
+            signers,
+        )
+        ticket = self.header.get("ticket")
+        guard.ticket = ticket if isinstance(ticket, str) and ticket else ""
+        return guard
 
     def _make_steps(self, policy: Policy, session_id: str) -> None:
         """The confinement of this session's acts, and the collaborators of its calls."""
         confining = Confining(self.platform, self.layout, policy, self.settings, self.supervisor)
         self.confinement = confinement = confining.make(session_id)
+        temp = temp_dir(self.workspace)
+        protected = confinement.protected_items()
+        self.gate = GateConfig(
+            str(self.workspace), self.settings.min_reason, temp, self.effects.classify, protected
+        )
         recorder, settings = self._recorder, self.settings
         self._scratch = scratch = Scratch(confinement, self.layout, settings.output_limit)
         self.guard.alerts.runner = scratch.run_hook

@@ -153,6 +153,23 @@ class Confinement:
         pinned = pins(ends, writable)
         return View(mutating, tuple(writable), hidden, protected, covers, readable, pinned)
 
+    def guard(self, path: Path) -> None:
+        """Keep one more path read-only for every act (before the first view is made)."""
+        assert not self._views, "guard paths before any act's view is made"
+        self.guarded = (*self.guarded, os.path.realpath(path))
+
+    def writable_by_an_act(self, path: str) -> bool:
+        """Whether some act's view may write `path` (the workspace, or a grant)."""
+        folders = [self.workspace, *(g for grants in self.grants.values() for g in grants)]
+        return self.mechanism == "none" or _under_any(os.path.realpath(path), folders)
+
+    def protected_items(self) -> tuple[str, ...]:
+        """What no act may change, move or delete, nor any folder leading to it: the guarded
+        files, the tool's installation (where it does not hold a writable folder: that part is
+        not protected, and `not_held` says so) and the hidden paths, as absolute paths."""
+        tool = [path for path in self.tool if not _contains_writable(path, self)]
+        return tuple(dict.fromkeys((*self.guarded, *tool, *self.hidden)))
+
     def launch(self, act: str, files: tuple[Path, ...] = ()) -> Launch:
         """How to start one call of this act; `files` (its output captures) stay writable."""
         mechanism, view = self.mechanism, self.view(act)

@@ -89,6 +89,10 @@ class Report:
             self.totals.session["policy"] = {
                 k: record[k] for k in ("source", "sha256", "signers") if k in record
             }
+        elif kind == "policy-ignored":
+            noticed = self.totals.session.setdefault("ignored_policies", [])
+            if record.get("sha256") not in noticed:
+                noticed.append(record.get("sha256"))
         elif kind == "confinement":
             self.totals.session["confinement"] = {
                 k: v for k, v in record.items() if k not in (*_HEADER_DROP, "t")
