@@ -11,10 +11,10 @@ The folder is `$XDG_STATE_HOME/epistemic/trusted` (by default `~/.local/state/ep
 trusted`). Sessions bind it read-only for every act, with the folders leading to it pinned
 (execute/sandbox), wherever it lies: an act can neither write an entry nor move the folder
 aside. Where it is missing and an act could write there (a home folder granted, or the
-workspace), the session makes it first, so that no act can make it with entries of its own. Where the platform cannot bind it (no mount
-namespace), the header says `record-protected` does not hold; and an entry whose file changed
-while an act of the workspace was running is not believed (provenance.py checks entries as
-it checks policies).
+workspace), the session makes it first, so that no act can make it with entries of its own.
+Where the platform cannot bind it (no mount namespace), the header says `record-protected`
+does not hold; and an entry whose file changed while an act of the workspace was running is
+not believed (provenance.py checks entries as it checks policies).
 """
 
 from __future__ import annotations
