@@ -443,8 +443,8 @@ def test_a_symlink_swapped_in_after_the_check_leads_nowhere(
     (ws / "a" / "f.txt").write_text("secret\n")
     checked = session_module.precheck
 
-    def check_then_swap(call: Any, workspace: Path) -> Any:
-        refused = checked(call, workspace)
+    def check_then_swap(call: Any, workspace: Path, *fences: Any) -> Any:
+        refused = checked(call, workspace, *fences)
         (ws / "a" / "f.txt").unlink()
         (ws / "a").rmdir()
         (ws / "a").symlink_to(where, target_is_directory=True)

@@ -627,18 +627,26 @@ def test_a_damaged_baseline_copy_is_said_not_passed_off(tmp_path: Path) -> None:
 
 
 def test_a_hidden_file_moved_by_an_act_is_never_read_into_the_record(tmp_path: Path) -> None:
-    """An act cannot see a hidden file, but it can rename the folder holding it; the session,
-    which can see it, then finds the real file at a new path. It must not copy or diff it."""
-    ws = tmp_path / "ws"
-    (ws / "conf").mkdir(parents=True)
-    (ws / "conf" / "secret.env").write_text("PASSWORD_X=hunter2-not-a-known-format\n")
-    (ws / "conf" / "other.txt").write_text("ok\n")
-    hidden = (str(ws / "conf" / "secret.env"),)
-    with Session(ws, Settings(hidden=hidden)) as s:
-        if s.confinement.mechanism == "none":
-            pytest.skip("no confinement on this machine: nothing is hidden")
-        assert s.bash("mv conf conf2", "change-state", CHANGE).ok
+    """Where the folder holding a hidden file can be renamed (Landlock without a mount
+    namespace: nothing is pinned), the session, which can see the file, finds it at a new
+    path. It must not copy or diff it. Where namespaces pin the folder, the move fails."""
+    from epistemic_agent.execute.sandbox.platform import Platform, detect
+
+    found = detect()
+    if found.landlock_abi is None or found.namespaces is None:
+        pytest.skip("needs Landlock and namespaces here")
+    move = "python3 -c \"import os; os.rename('co' + 'nf', 'conf2')\""
+    landlock = Platform(found.landlock_abi, None, None, "off", None, "not used")
+    for name, platform in (("pinned", None), ("moved", landlock)):
+        ws = tmp_path / name
+        (ws / "conf").mkdir(parents=True)
+        (ws / "conf" / "secret.env").write_text("PASSWORD_X=hunter2-not-a-known-format\n")
+        (ws / "conf" / "other.txt").write_text("ok\n")
+        hidden = (str(ws / "conf" / "secret.env"),)
+        with Session(ws, Settings(hidden=hidden, platform=platform)) as s:
+            moved = s.bash(move, "change-state", CHANGE)
+        assert moved.ok == (name == "moved"), moved
+        record = b"".join(p.read_bytes() for p in (ws / ".epistemic").rglob("*") if p.is_file())
+        assert b"hunter2" not in record
     skipped = {e["path"]: e.get("skipped") for e in outcome(ws, 1)["versions"]}
     assert skipped["conf2/secret.env"] == "it is hidden from acts"
-    record = b"".join(p.read_bytes() for p in (ws / ".epistemic").rglob("*") if p.is_file())
-    assert b"hunter2" not in record

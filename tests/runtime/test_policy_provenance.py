@@ -118,6 +118,17 @@ def test_a_planted_policy_stops_a_fresh_mcp_server_and_a_run(ws: Path, home: Pat
         env=env(home), no_traceback=True,
     )  # fmt: skip
     assert ran.returncode == 2 and "not put in force: call 1 of session" in ran.stderr
+    assert epistemic("policy", "trust", "-C", str(ws), env=env(home)).returncode == 0
+    ran = epistemic(
+        "run", "--model", f"replay:{script}", "-C", str(ws), "look around",
+        env=env(home), no_traceback=True,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    served = subprocess.run(
+        [EPISTEMIC, "mcp", "-C", str(ws)], env=env(home), stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert served.returncode == 0 and "not put in force" not in served.stderr, served.stderr
 
 
 def test_a_policy_planted_mid_session_does_not_stop_it_and_is_said_once(

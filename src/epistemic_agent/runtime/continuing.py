@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 from ..core.clock import now
 from ..core.fsutil import atomic_write
 from ..core.layout import RECORD_DIR, REPORT_NAMES
+from ..core.structs import struct
 from ..journal.notice import check_journal, notice
 from ..journal.reading import read_numbered
 from ..journal.verify import INTACT, TORN
 from ..policy.file import read_policy
-from ..policy.rules import PolicyError, preset
+from ..policy.rules import Policy, PolicyError, preset
 from ..policy.trust import MAX_FILE, read_regular
 from .recovery import Orphan, Recovery
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from ..core.layout import Layout
     from ..execute.sandbox.confinement import Confinement
     from ..journal.evidence import EvidenceStore
-    from ..policy.rules import Policy
     from .guard import Guard
     from .recorder import Recorder
     from .results import Settings
@@ -101,9 +101,36 @@ def recorded_policy(layout: Layout, last: dict[str, Any]) -> Policy | None:
     return policy if policy.sha256 == digest else None
 
 
-def note_ignored(recorder: Recorder, found: dict[str, Any], last: dict[str, Any]) -> str | None:
+@struct
+class Recorded:
+    """The policy a continued session recorded, to go on under in place of the one found."""
+
+    policy: Policy
+    signers: dict[str, str] | None  # allowed_signers file -> the SHA-256 of its copy in force
+    found: dict[str, Any]  # the policy found, as the header would name it
+    last: dict[str, Any]  # the policy recorded, as the record names it
+
+
+def recorded_in_force(recorder: Recorder, layout: Layout) -> Recorded | str | None:
+    """A continued session goes on under the policy it recorded: when the one found is another
+    (a file that appeared, changed or went since), the recorded one, from the record's copy;
+    None when the one found is the one recorded; why it may not go on, when the record holds
+    no copy (a session written before copies were kept)."""
+    last = recorder.report.totals.session.get("policy")
+    found = recorder.guard.header()
+    if not isinstance(last, dict) or {k: last.get(k) for k in found} == found:
+        return None
+    recorded = recorded_policy(layout, last)
+    if recorded is None:
+        return policy_refused(recorder)
+    signers = last.get("signers")
+    return Recorded(recorded, signers if isinstance(signers, dict) else None, found, last)
+
+
+def note_ignored(recorder: Recorder, kept: Recorded) -> str | None:
     """Say once, in the journal, that a policy found is not the one in force: the session goes
     on under the one it recorded. The message, for the process to print, the first time."""
+    found, last = kept.found, kept.last
     message = (
         f"the policy found ({_described(found)}) is not the one this session was started "
         f"under ({_described(last)}): the session goes on under the one it recorded (the "

@@ -29,7 +29,22 @@ from ..journal.writers import find_writer
 from ..policy.trust import TrustError, file_digest, trust_folder, trusted
 
 if TYPE_CHECKING:
+    from ..core.layout import Layout
     from ..policy.rules import Policy
+    from .supervisor import Supervisor
+
+
+def opening(
+    policy: Policy, layout: Layout, implicit: bool, supervisor: Supervisor | None
+) -> str | None:
+    """Why a session opening in `layout` may not put `policy` in force: checked for a new
+    session, and for a policy named for one it continues (a policy merely found for a session
+    that goes on does not replace the one it recorded: continuing.recorded_in_force)."""
+    journal = layout.journal
+    if implicit and journal.is_file() and journal.stat().st_size:
+        return None
+    extra = supervisor.files if supervisor is not None else ()
+    return refusal(policy, layout.workspace, extra)
 
 
 def policy_files(policy: Policy, extra: tuple[Path, ...] = ()) -> list[Path]:

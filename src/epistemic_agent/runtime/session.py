@@ -114,7 +114,7 @@ class Session:
         self._stopped: object = None  # the agent loop's last stop reason (see `end`)
         #: what opening the session found worth telling its user (printed by the CLI)
         self.notices: list[str] = []
-        self._ignored: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self._ignored: continuing.Recorded | None = None
         self._ended = False
 
     def __repr__(self) -> str:
@@ -166,7 +166,7 @@ class Session:
             with choosing(self.workspace):  # which session, chosen and (if new) begun at once
                 settings = self.settings
                 self.layout = for_writing(self.workspace, settings.session, settings.owns_session)
-                refused = self._provenance(implicit)
+                refused = provenance.opening(self.policy, self.layout, implicit, self.supervisor)
                 if refused is None:
                     refused = self._open_journal(self.policy, implicit)
             if refused is not None:  # nothing more is appended to a session that may not go on
@@ -177,17 +177,6 @@ class Session:
             raise
         self._state = OPEN
         return self
-
-    def _provenance(self, implicit: bool) -> str | None:
-        """Why the policy may not be put in force (provenance.py): checked for a new session,
-        and for a named policy a continued session was not under; None when it may. A policy
-        merely found for a session that goes on stays the one it recorded (`_open_journal`)."""
-        assert self.policy is not None
-        fresh = not (self.layout.journal.is_file() and self.layout.journal.stat().st_size)
-        if not fresh and implicit:
-            return None
-        extra = self.supervisor.files if self.supervisor is not None else ()
-        return provenance.refusal(self.policy, self.workspace, extra)
 
     def _open_journal(self, policy: Policy, implicit: bool) -> str | None:
         """Open the session's journal (writing its header when it is new); why a session it
@@ -202,10 +191,13 @@ class Session:
         with self.journal.locked():
             self.created = self.journal.position.lines == 0
             new_id = self.layout.session_folder_id or os.urandom(16).hex()
-            if not self.created and implicit:
-                refused = self._keep_recorded_policy()
-            if refused is not None:
-                return refused
+            if not self.created and implicit:  # it goes on under the policy it recorded
+                kept = continuing.recorded_in_force(recorder, self.layout)
+                if isinstance(kept, str):
+                    return kept
+                if kept is not None:
+                    self.policy, self._ignored = kept.policy, kept
+                    self.guard = recorder.guard = self._make_guard(kept.policy, kept.signers)
             policy = self.policy if self.policy is not None else policy
             self._make_steps(policy, new_id if self.created else self.session_id)
             if self.created:
@@ -221,56 +213,32 @@ class Session:
                 continuing.recover(recorder, self.evidence, self.settings)
                 continuing.note_changes(recorder, self.guard, self.confinement)
                 if self._ignored is not None:
-                    said = continuing.note_ignored(recorder, *self._ignored)
+                    said = continuing.note_ignored(recorder, self._ignored)
                     self.notices += [said] if said else []
             if relinked and refused is None:
                 continuing.note_relinked(recorder, relinked)
         return refused
 
-    def _keep_recorded_policy(self) -> str | None:
-        """A continued session goes on under the policy it recorded: when the one found is
-        another (a file that appeared or changed since), say so once and take the recorded
-        one from the record's copy. Why it may not go on, when the record holds no copy."""
-        recorder = self._recorder
-        last = recorder.report.totals.session.get("policy")
-        found = self.guard.header()
-        if not isinstance(last, dict) or {k: last.get(k) for k in found} == found:
-            return None
-        recorded = continuing.recorded_policy(self.layout, last)
-        if recorded is None:
-            return continuing.policy_refused(recorder)
-        signers = last.get("signers")
-        self.policy = recorded
-        self.guard = self._make_guard(recorded, signers if isinstance(signers, dict) else None)
-        recorder.guard = self.guard
-        self._ignored = (found, last)
-        return None
-
     def _make_record(self, policy: Policy) -> None:
         """The guard, the report, the journal and its evidence (nothing is read yet)."""
         settings, layout = self.settings, self.layout
+        ticket = self.header.get("ticket")
+        self.ticket = ticket if isinstance(ticket, str) and ticket else None  # --ticket
         self.guard = self._make_guard(policy)
         self.report = Report(layout)
         self.journal = JournalWriter(layout.journal, self.report.fold, layout.head)
         self._recorder = Recorder(self.journal, self.report, layout, self.guard)
         self.evidence = EvidenceStore(layout.evidence, settings.evidence_cap)
         self.effects = EffectCache(layout.effects_cache, self._no_secret)
-        ticket = self.header.get("ticket")
-        self.ticket = ticket if isinstance(ticket, str) and ticket else None  # --ticket
 
     def _make_guard(self, policy: Policy, signers: dict[str, str] | None = None) -> Guard:
-        settings = self.settings
+        """The guard of `policy`; `signers`: the allowed_signers copies a session recorded."""
+        s = self.settings
         guard = Guard(
-            policy,
-            self.workspace,
-            self.layout.pending,
-            settings.approval_timeout,
-            settings.approval_channel,
-            self.approver,
-            signers,
-        )
-        ticket = self.header.get("ticket")
-        guard.ticket = ticket if isinstance(ticket, str) and ticket else ""
+            policy, self.workspace, self.layout.pending, s.approval_timeout, s.approval_channel,
+            self.approver, signers,
+        )  # fmt: skip
+        guard.ticket = self.ticket or ""
         return guard
 
     def _make_steps(self, policy: Policy, session_id: str) -> None:
