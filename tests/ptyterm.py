@@ -140,10 +140,16 @@ def read_until(fd: int, marker: bytes, seen: bytearray, timeout: float = 30) -> 
 
 
 def answer_prompt(
-    argv: Sequence[str], cwd: str, answer: bytes, comment: bytes, env: dict[str, str] | None = None
+    argv: Sequence[str],
+    cwd: str,
+    answer: bytes,
+    comment: bytes,
+    env: dict[str, str] | None = None,
+    then: Callable[[Callable[[bytes], None]], None] | None = None,
 ) -> tuple[int, bytes]:
     """Run `argv` at a bare terminal (a pty, no emulator): type `answer` at its "[y/n]" prompt
-    and `comment` at the "comment" one; return its exit status and all it printed."""
+    and `comment` at the "comment" one; then `then(wait_for)`, if given, where `wait_for(text)`
+    reads on until the terminal shows `text`; return its exit status and all it printed."""
     master, slave = pty.openpty()
     process = subprocess.Popen(
         list(argv),
@@ -161,6 +167,8 @@ def answer_prompt(
         os.write(master, answer)
         read_until(master, b"comment", seen)
         os.write(master, comment)
+        if then is not None:
+            then(lambda text: read_until(master, text, seen))
         process.wait(timeout=60)
         while select.select([master], [], [], 0.2)[0]:
             try:

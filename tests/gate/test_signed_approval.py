@@ -275,32 +275,115 @@ def test_optional_signatures_take_unsigned_answers_and_lint_lists_them(ws: Path)
     assert linted.returncode == 1
 
 
-def on_terminal(ws: Path, home: Path, answer: bytes, comment: bytes) -> tuple[int, bytes]:
-    """`epistemic exec` at a terminal (a pty): answer y/n, then the comment."""
+def on_terminal(
+    ws: Path, home: Path, answer: bytes, comment: bytes, then: Any = None, *opts: str
+) -> tuple[int, bytes]:
+    """`epistemic exec` at a terminal (a pty): answer y/n, then the comment, then `then`."""
     argv = [EPISTEMIC, "exec", "--type", "change-state", "--reason", CHANGE, "--", "touch made.txt"]
-    return answer_prompt(argv, str(ws), answer, comment, env={**os.environ, "HOME": str(home)})
+    env = {**os.environ, "HOME": str(home)}
+    return answer_prompt([*argv[:2], *opts, *argv[2:]], str(ws), answer, comment, env, then)
 
 
-@pytest.mark.parametrize("key", ["alice", "mallory"])
-def test_a_terminal_answer_is_signed_with_the_operators_key(
-    ws: Path, keys: Keys, tmp_path: Path, key: str
-) -> None:
+def terminal_policy(ws: Path) -> None:
     (ws / "epistemic.toml").write_text(
         SIGNED_POLICY.replace('channel = "file"\n', 'channel = "terminal"\n')
     )
-    home = tmp_path / f"home-{key}"
+
+
+def home_with(tmp_path: Path, key: Path | None) -> Path:
+    home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
-    shutil.copy(getattr(keys, key), home / ".ssh" / "id_ed25519")
-    code, screen = on_terminal(ws, home, b"y\n", b"looked at the diff\n")
+    if key is not None:
+        shutil.copy(key, home / ".ssh" / "id_ed25519")
+    return home
+
+
+def test_a_terminal_answer_is_signed_with_the_operators_key(
+    ws: Path, keys: Keys, tmp_path: Path
+) -> None:
+    terminal_policy(ws)
+    code, screen = on_terminal(ws, home_with(tmp_path, keys.alice), b"y\n", b"looked at it\n")
     approval = of_kind(ws, "approval")[0]
-    if key == "alice":
-        assert code == 0, screen
-        assert approval["signed"] is True and approval["by"] == "alice@example.com"
-        assert (ws / "made.txt").exists()
-    else:  # a key the policy does not trust: the answer is a denial, the call never runs
-        assert code == 2, screen
-        assert approval["decision"] == "denied" and "unknown signer" in approval["comment"]
-        assert not (ws / "made.txt").exists()
+    assert code == 0, screen
+    assert approval["signed"] is True and approval["by"] == "alice@example.com"
+    assert approval["comment"] == "looked at it" and (ws / "made.txt").exists()
+    assert b"cannot be signed" not in screen
+
+
+def approve_from_another_shell(ws: Path, keys: Keys, verb: str = "approve") -> Any:
+    def then(wait_for: Callable[[bytes], None]) -> None:
+        wait_for(b"waits")
+        eventually((ws / ".epistemic" / "pending" / "1.request.json").exists, "the request")
+        signed = epistemic(verb, "1", "--key", str(keys.alice), "--comment", "CHG-9", cwd=ws)
+        assert signed.returncode == 0, signed.stderr
+
+    return then
+
+
+def test_an_approval_by_a_key_nobody_trusts_is_recorded_as_given_and_does_not_run_the_call(
+    ws: Path, keys: Keys, tmp_path: Path
+) -> None:
+    terminal_policy(ws)
+    home = home_with(tmp_path, keys.mallory)
+    code, screen = on_terminal(
+        ws, home, b"y\n", b"fine by me\n", approve_from_another_shell(ws, keys, "deny")
+    )
+    rejected = of_kind(ws, "approval-rejected")
+    assert len(rejected) == 1 and "unknown signer" in rejected[0]["why"], rejected
+    assert rejected[0]["decision"] == "approved" and rejected[0]["comment"] == "fine by me"
+    (approval,) = of_kind(ws, "approval")
+    assert approval["decision"] == "denied" and approval["by"] == "alice@example.com"
+    assert approval["signed"] is True and approval["comment"] == "CHG-9"
+    assert code == 2 and not (ws / "made.txt").exists(), screen
+
+
+def test_without_a_key_the_terminal_says_so_first_and_a_yes_is_kept_unsigned(
+    ws: Path, keys: Keys, tmp_path: Path
+) -> None:
+    terminal_policy(ws)
+    home = home_with(tmp_path, None)
+    code, screen = on_terminal(
+        ws, home, b"y\n", b"looked at the diff\n", approve_from_another_shell(ws, keys)
+    )
+    text = screen.decode()
+    assert text.index("cannot be signed") < text.index("[y/n]")  # said before anyone answers
+    assert "--key" in text
+    (rejected,) = of_kind(ws, "approval-rejected")
+    assert rejected["decision"] == "approved" and rejected["comment"] == "looked at the diff"
+    assert "no SSH key" in rejected["why"] and rejected["claimed_by"]
+    (approval,) = of_kind(ws, "approval")
+    assert approval["decision"] == "approved" and approval["by"] == "alice@example.com"
+    assert code == 0 and (ws / "made.txt").exists(), screen
+    report = (ws / "RATIONALE.md").read_text()
+    assert "1 approved, 0 denied" in report and "denied by" not in report  # nobody denied
+
+
+def test_without_a_key_a_no_is_a_denial_by_the_person_at_the_terminal(
+    ws: Path, tmp_path: Path
+) -> None:
+    terminal_policy(ws)
+    code, screen = on_terminal(ws, home_with(tmp_path, None), b"n\n", b"not now\n")
+    (approval,) = of_kind(ws, "approval")
+    assert approval["decision"] == "denied" and approval["by"] and approval["signed"] is False
+    assert approval["comment"] == "not now" and "no SSH key" in approval["unsigned"]
+    assert code == 2 and not (ws / "made.txt").exists(), screen
+
+
+def test_run_signs_a_terminal_answer_with_the_key_it_is_given(
+    ws: Path, keys: Keys, tmp_path: Path
+) -> None:
+    terminal_policy(ws)
+    script = tmp_path / "session.json"
+    call = {"command": "touch made.txt", "type": "change-state", "reason": CHANGE}
+    script.write_text(json.dumps([{"calls": [{"tool": "bash", "args": call}]}, {"final": "ok"}]))
+    argv = [EPISTEMIC, "run", "--model", f"replay:{script}", "--key", str(keys.alice), "task"]
+    env = {**os.environ, "HOME": str(home_with(tmp_path, None)), "EPISTEMIC_MODEL": ""}
+    code, screen = answer_prompt(argv, str(ws), b"y\n", b"ok\n", env)
+    (approval,) = of_kind(ws, "approval")
+    assert approval["signed"] is True and approval["by"] == "alice@example.com", screen
+    assert code == 0 and (ws / "made.txt").exists()
+    missing = epistemic("run", "--model", f"replay:{script}", "--key", "/nonexistent", "t", cwd=ws)
+    assert missing.returncode == 2 and "--key /nonexistent: no such key file" in missing.stderr
 
 
 def test_a_waiting_call_is_in_the_report_at_once(

@@ -141,6 +141,13 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         "the scratch dir and their writable grants: give the system folders the task needs "
         "(e.g. /usr /etc /dev /proc); default: everything the OS user can read",
     )
+    p.add_argument(
+        "--key",
+        metavar="FILE",
+        help="the SSH key an approval given at this terminal is signed with, where the policy "
+        "requires signed approvals (default: the first key ssh-agent holds, else "
+        "~/.ssh/id_ed25519)",
+    )
     add_model_options(p)
     policy_options(p)
     color_option(p)
@@ -206,9 +213,12 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     supervisor = _supervisor(args, policy)
     provider, _ = provider_from_args(args, spec)
     chosen = _chosen_session(args)
+    if args.key is not None and not os.path.isfile(args.key):
+        raise UsageError(f"--key {args.key}: no such key file")
     settings = Settings(
         timeout=args.timeout,
         approval_timeout=waits,
+        approval_key=args.key,
         session=chosen,
         owns_session=True,
         **hiding,

@@ -35,6 +35,11 @@ class Approver(Protocol):
         """The answer to `request`: approved, denied (a timeout too) or cancelled."""
         ...
 
+    def cannot_sign(self) -> str | None:
+        """Why an answer given through this approver cannot be signed where it is given (no
+        SSH key at the terminal); None when it can, or when it is signed elsewhere."""
+        ...
+
 
 COMMENT_CAP = 2000
 
@@ -49,6 +54,7 @@ class Channel:
     workspace: str
     stdin: TextIO
     out: TextIO
+    key: str | None = None  # the SSH key a terminal answer is signed with (None: find one)
 
 
 @struct

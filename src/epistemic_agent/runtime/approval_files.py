@@ -49,6 +49,10 @@ class FileApprover:
     def for_channel(cls, channel: Channel) -> FileApprover:
         return cls(channel.folder, channel.timeout, channel.out, channel.workspace)
 
+    def cannot_sign(self) -> str | None:
+        """Answers are signed by `epistemic approve` in the answerer's own shell."""
+        return None
+
     def ask(self, request: Request, cancel: Cancel | None = None) -> Answer:
         self.folder.mkdir(parents=True, exist_ok=True)
         request_path, answer_path = paths_of(self.folder, request.seq)

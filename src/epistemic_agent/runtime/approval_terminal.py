@@ -1,18 +1,27 @@
 """Asking at a terminal: the call shown, y or n read with a deadline, then an optional comment;
-signed with the operator's SSH key when the policy requires signatures."""
+signed with the operator's SSH key when the policy requires signatures.
+
+Whether an answer can be signed here is known before anyone is asked (`cannot_sign`: the
+session says so when it opens). An approval that cannot be signed, or whose signature the
+allowed signers do not vouch for, is recorded as given (`approval-rejected`: approved by the
+person at the terminal, unsigned, and why), and does not run the call: the request stays open
+for a signed answer from another shell (`epistemic approve SEQ --key KEY`) until it times out.
+A denial is recorded as given, signed or not: not running a call needs nobody's signature."""
 
 from __future__ import annotations
 
 import select
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.safetext import visible
-from ..core.sshsig import SealError
+from ..core.sshsig import SealError, choose_key
 from ..core.structs import replace
 from ..gate.signing import Signed, check, sign
 from .approval import COMMENT_CAP, Answer, Channel, Request, who
+from .approval_files import FileApprover
 
 if TYPE_CHECKING:
     from typing import Any, TextIO
@@ -23,15 +32,37 @@ if TYPE_CHECKING:
 class TerminalApprover:
     """Asks at a terminal: shows the call, reads y or n, then an optional comment."""
 
-    def __init__(self, timeout: float, stdin: TextIO, out: TextIO, user: str | None = None):
+    def __init__(
+        self,
+        timeout: float,
+        stdin: TextIO,
+        out: TextIO,
+        user: str | None = None,
+        channel: Channel | None = None,
+    ):
         self.timeout, self.stdin, self.out, self.user = timeout, stdin, out, user
+        self.channel = channel  # where a signed answer can still come from (the file channel)
+        self.key = channel.key if channel is not None else None
+        self._unsignable: list[str | None] = []  # found once: whether a key is at hand
 
     @classmethod
     def for_channel(cls, channel: Channel) -> TerminalApprover:
-        return cls(channel.timeout, channel.stdin, channel.out)
+        return cls(channel.timeout, channel.stdin, channel.out, channel=channel)
+
+    def cannot_sign(self) -> str | None:
+        """Why an answer given here cannot be signed (no key found), once per approver."""
+        if not self._unsignable:
+            with tempfile.TemporaryDirectory(prefix="epistemic-key-") as scratch:
+                try:
+                    choose_key(self.key, Path(scratch))
+                    self._unsignable.append(None)
+                except SealError as error:
+                    self._unsignable.append(str(error))
+        return self._unsignable[0]
 
     def ask(self, request: Request, cancel: Cancel | None = None) -> Answer:
-        self._show(request)
+        unsignable = self.cannot_sign() if request.signatures == "required" else None
+        self._show(request, unsignable)
         deadline = time.monotonic() + self.timeout
         while True:
             line = self._read(f"approve call {request.seq}? [y/n] ", deadline, cancel)
@@ -52,23 +83,50 @@ class TerminalApprover:
         if request.signatures != "required":
             answer.extra["signed"] = False
             return answer
-        return self._signed(request, answer)
+        signed = self._signed(request, answer) if unsignable is None else unsignable
+        if isinstance(signed, Answer):
+            return signed
+        return self._unsigned(request, answer, signed, deadline, cancel)
 
-    def _signed(self, request: Request, answer: Answer) -> Answer:
+    def _unsigned(
+        self, request: Request, answer: Answer, problem: str, deadline: float, cancel: Any
+    ) -> Answer:
+        """An answer that could not be signed, recorded as given. A denial stands; an approval
+        does not count, and a signed one may still come from another shell."""
+        if not answer.approved:
+            self._say(f"denied, unsigned: {problem}")
+            return replace(answer, extra={"signed": False, "unsigned": problem})
+        if request.rejected is not None:
+            given = {"decision": answer.decision, "claimed_by": answer.by, "channel": "terminal"}
+            why = f"unsigned where signatures are required: {problem}"
+            request.rejected({**given, "comment": answer.comment, "why": why})
+        left = deadline - time.monotonic()
+        if self.channel is None or left <= 0:
+            return self._denied(f"no signed answer within {self.timeout:g} s", timed_out=True)
+        self._say(
+            f"your approval is recorded, unsigned, and does not run the call: {problem}.\n"
+            f"The call waits {left:.0f} s more for a signed answer: `epistemic approve "
+            f"{request.seq} --key KEY` (or `epistemic deny {request.seq}`) from another shell."
+        )
+        files = FileApprover.for_channel(replace(self.channel, timeout=left, out=None))
+        return files.ask(request, cancel)
+
+    def _signed(self, request: Request, answer: Answer) -> Answer | str:
         """Sign the answer with the operator's SSH key, and check it as a file answer is
-        checked: an answer the allowed signers do not vouch for is a denial."""
+        checked; why it does not count when it cannot be signed, or the allowed signers do
+        not vouch for it."""
         statement = request.statement(answer.decision, answer.at, answer.comment)
-        self._say("signing the answer with your SSH key (ssh-agent, or ~/.ssh/id_ed25519)...")
+        self._say("signing the answer with your SSH key...")
         try:
-            signature, _ = sign(statement, None)
+            signature, _ = sign(statement, self.key)
         except SealError as error:
-            return self._denied(f"the answer could not be signed: {error}")
+            return f"the answer could not be signed: {error}"
         if request.signers is None:
             checked = Signed("the policy names no allowed_signers")
         else:
             checked = check(statement.text(), signature, Path(request.signers), None)
         if checked.problem is not None:
-            return self._denied(f"the signed answer does not count: {checked.problem}")
+            return f"the signed answer does not count: {checked.problem}"
         signed = {
             "signed": True,
             "signer": checked.signer,
@@ -82,7 +140,7 @@ class TerminalApprover:
         self._say(f"denied: {why}")
         return Answer("denied", None, "terminal", why, timed_out=timed_out)
 
-    def _show(self, request: Request) -> None:
+    def _show(self, request: Request, unsignable: str | None) -> None:
         rule = f"rule `{request.rule}`" if request.rule else "the policy's default"
         effect = request.effect + (f"; writes {', '.join(request.paths)}" if request.paths else "")
         lines = [
@@ -94,6 +152,11 @@ class TerminalApprover:
             f"  effect   {visible(effect)}",
             f"  rule     {visible(request.message)}",
         ]
+        if unsignable is not None:
+            lines.append(
+                f"  (your answer cannot be signed here: {unsignable}; the policy requires a "
+                "signed approval, so a y is recorded unsigned and does not run the call)"
+            )
         self._say("\n".join(lines))
 
     def _say(self, text: str) -> None:

@@ -26,13 +26,16 @@ def approver_class(name: str) -> Any:
     return load(APPROVERS, name, "approver")
 
 
-def choose(channel: str, folder: Path, timeout: float, workspace: str) -> Approver:
+def choose(
+    channel: str, folder: Path, timeout: float, workspace: str, key: str | None = None
+) -> Approver:
     """The approver for a channel (`terminal`, `file`, or `auto`: the terminal when there is
-    one, else files for `epistemic approve` from another shell)."""
+    one, else files for `epistemic approve` from another shell); `key`: the SSH key a
+    terminal answer is signed with."""
     at_terminal = _isatty(sys.stdin) and _isatty(sys.stderr)
     name = "terminal" if channel == "terminal" or (channel == "auto" and at_terminal) else "file"
     approver: Approver = approver_class(name).for_channel(
-        Channel(folder, timeout, workspace, sys.stdin, sys.stderr)
+        Channel(folder, timeout, workspace, sys.stdin, sys.stderr, key)
     )
     return approver
 

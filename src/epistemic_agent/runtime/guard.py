@@ -73,6 +73,7 @@ class Guard:
         channel: str | None = None,
         approver: Approver | None = None,
         recorded: Mapping[str, str] | None = None,
+        key: str | None = None,
     ) -> None:
         self.policy = policy
         self.workspace = workspace
@@ -80,6 +81,7 @@ class Guard:
         self.timeout = timeout or policy.approval_timeout or DEFAULT_APPROVAL_TIMEOUT
         self.channel = channel or policy.approval_channel or "auto"
         self._approver = approver
+        self.key = key  # the SSH key a terminal answer is signed with (None: find one)
         self.alerts = Alerts(policy.hooks, str(workspace))
         self.redactor = Redactor(os.environ, policy.secret_patterns, policy.secret_names)
         self._signers: dict[str, str] = {}
@@ -194,9 +196,29 @@ class Guard:
             atomic_write(private, data)
         return str(private)
 
+    def unsigned_notice(self) -> str | None:
+        """Said when the session opens: approvals the policy requires to be signed that cannot
+        be signed where they will be asked (no SSH key at the terminal)."""
+        if self.policy.signatures != "required" or not self._asks():
+            return None
+        problem = self.approver().cannot_sign()
+        if problem is None:
+            return None
+        return (
+            f"approvals at this terminal cannot be signed ({problem}). The policy requires "
+            "signed approvals: a y here is recorded unsigned and does not run the call, which "
+            "waits for `epistemic approve SEQ --key KEY` from another shell. Pass --key FILE, "
+            "or load a key into ssh-agent, to answer here."
+        )
+
+    def _asks(self) -> bool:
+        """Whether the policy can ask at all (a rule or the default says `ask`)."""
+        return self.policy.default == "ask" or any(r.decision == "ask" for r in self.policy.rules)
+
     def approver(self) -> Approver:
         if self._approver is None:
-            self._approver = choose(self.channel, self.pending, self.timeout, str(self.workspace))
+            workspace = str(self.workspace)
+            self._approver = choose(self.channel, self.pending, self.timeout, workspace, self.key)
         return self._approver
 
     def scrub_file(self, path: Path) -> int:

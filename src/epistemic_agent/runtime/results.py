@@ -30,6 +30,7 @@ class Settings:
     ignore: tuple[str, ...] = DEFAULT_IGNORE  # path components observation treats as noise
     approval_timeout: float | None = None  # seconds an `ask` waits (None: the policy's, or 600)
     approval_channel: str | None = None  # auto, terminal or file (None: the policy's, or auto)
+    approval_key: str | None = None  # the SSH key a terminal answer is signed with (--key)
     platform: Platform | None = None  # what to confine with (None: what this machine has)
     hidden: tuple[str, ...] = ()  # paths no act may read (besides the record)
     decoys: tuple[tuple[str, str], ...] = ()  # (folder, decoy): acts see the decoy's tree there

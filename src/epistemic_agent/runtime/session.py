@@ -171,6 +171,7 @@ class Session:
                     refused = self._open_journal(self.policy, implicit)
             if refused is not None:  # nothing more is appended to a session that may not go on
                 raise PolicyError(refused)
+            self.notices += filter(None, [self.guard.unsigned_notice()])
             self.baseline = self._trace.open_baseline()
         except BaseException:
             self._release_journal()
@@ -186,7 +187,6 @@ class Session:
             self.report.reset()
         ignore_record(self.layout.record)  # new workspaces and older ones alike
         relinked = list(self.journal.relinked)
-        refused = None
         recorder = self._recorder
         with self.journal.locked():
             self.created = self.journal.position.lines == 0
@@ -215,9 +215,9 @@ class Session:
                 if self._ignored is not None:
                     said = continuing.note_ignored(recorder, self._ignored)
                     self.notices += [said] if said else []
-            if relinked and refused is None:
+            if relinked:
                 continuing.note_relinked(recorder, relinked)
-        return refused
+        return None
 
     def _make_record(self, policy: Policy) -> None:
         """The guard, the report, the journal and its evidence (nothing is read yet)."""
@@ -236,7 +236,7 @@ class Session:
         s = self.settings
         guard = Guard(
             policy, self.workspace, self.layout.pending, s.approval_timeout, s.approval_channel,
-            self.approver, signers,
+            self.approver, signers, s.approval_key,
         )  # fmt: skip
         guard.ticket = self.ticket or ""
         return guard
