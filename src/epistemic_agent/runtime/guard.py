@@ -81,6 +81,7 @@ class Guard:
         self.timeout = timeout or policy.approval_timeout or DEFAULT_APPROVAL_TIMEOUT
         self.channel = channel or policy.approval_channel or "auto"
         self._approver = approver
+        self._given = approver is not None
         self.key = key  # the SSH key a terminal answer is signed with (None: find one)
         self.alerts = Alerts(policy.hooks, str(workspace))
         self.redactor = Redactor(os.environ, policy.secret_patterns, policy.secret_names)
@@ -199,8 +200,8 @@ class Guard:
     def unsigned_notice(self) -> str | None:
         """Said when the session opens: approvals the policy requires to be signed that cannot
         be signed where they will be asked (no SSH key at the terminal)."""
-        if self.policy.signatures != "required" or not self._asks():
-            return None
+        if self.policy.signatures != "required" or not self._asks() or self._given:
+            return None  # an approver the caller gave answers for itself
         problem = self.approver().cannot_sign()
         if problem is None:
             return None
