@@ -36,6 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if getattr(args, "chdir", None) is not None:
             _enter(args.chdir)
+        _find_workspace(args)
         return handler(args)
     except UsageError as error:
         print(f"epistemic: {error}", file=sys.stderr)
@@ -70,6 +71,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"epistemic: {line}", file=sys.stderr)
             return EXIT_USAGE
         raise
+
+
+def _find_workspace(args: argparse.Namespace) -> None:
+    """`-C DIR` names the workspace DIR is in (core/layout.py `discover`), unless `--here`;
+    said on stderr when that is not DIR itself."""
+    given = getattr(args, "directory", None)
+    if not isinstance(given, str) or getattr(args, "here", False) or not os.path.isdir(given):
+        return
+    from ..core.layout import discover
+
+    found, why = discover(Path(given))
+    if why is not None:
+        print(f"epistemic: workspace {found} ({why}; --here for {given} itself)", file=sys.stderr)
+        args.directory = str(found)
 
 
 def _enter(folder: str) -> None:

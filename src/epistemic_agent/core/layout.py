@@ -64,6 +64,33 @@ def is_session_id(name: str) -> bool:
     return 8 <= len(name) <= 64 and all(c in "0123456789abcdef" for c in name)
 
 
+def discover(start: Path) -> tuple[Path, str | None]:
+    """The workspace a folder belongs to, found as git finds a repository: the nearest folder
+    upwards with a record (`.epistemic/`), not above the git repository the folder is in (a
+    record above it is another project's); else that repository's root; else the folder
+    itself. The search stops at a file system's edge. With it, why it is not `start` (None
+    when it is)."""
+    start = Path(os.path.realpath(start))
+    chain = [start]
+    try:
+        device = os.stat(start).st_dev
+        for parent in start.parents:
+            if os.stat(parent).st_dev != device:
+                break
+            chain.append(parent)
+    except OSError:
+        return start, None
+    root = next((folder for folder in chain if os.path.lexists(folder / ".git")), None)
+    if root is not None:
+        chain = chain[: chain.index(root) + 1]
+    found = next((folder for folder in chain if (folder / RECORD_DIR).is_dir()), None)
+    if found is not None and found != start:
+        return found, f"its record, {found / RECORD_DIR}, is above {start}"
+    if found is None and root is not None and root != start:
+        return root, f"the root of the git repository {start} is in"
+    return start, None
+
+
 def workspace_of(folder: Path) -> Path | None:
     """The workspace a record folder belongs to: `.epistemic/` or `.epistemic/sessions/<id>/`
     (None for a folder that is neither: a damaged copy, an unpacked bundle)."""

@@ -29,6 +29,7 @@ from ..core.layout import (
     RECORD_DIR,
     SESSIONS_DIR,
     Layout,
+    discover,
     is_session_id,
     workspace_of,
 )
@@ -237,5 +238,7 @@ def find_layout(target: Path, session: str | None = None) -> Layout:
         target = owner
     elif owner is not None:
         target = owner
+    elif target.is_dir() and not (target / RECORD_DIR).is_dir():  # a folder of a workspace
+        target = discover(target)[0]
     entry = pick(target, session)
     return Layout(target) if entry is None else entry.layout

@@ -24,7 +24,15 @@ def workspace_option(parser: argparse.ArgumentParser, help: str | None = None) -
         dest="directory",
         default=".",
         metavar="DIR",
-        help=help or "the workspace (default: the current directory)",
+        help=(help or "the workspace (default: the current directory)")
+        + "; found upwards as git finds a repository: the nearest folder with a record "
+        "(.epistemic/), within the git repository DIR is in, else that repository's root",
+    )
+    parser.add_argument(
+        "--here",
+        action="store_true",
+        help="DIR itself is the workspace: do not look upwards for one (a workspace of its own "
+        "inside another's tree)",
     )
 
 
