@@ -67,7 +67,7 @@ def test_the_server_entry_starts_this_epistemic_by_absolute_path(
     init(ws, capsys, client)
     entry = server_of(ws, client)
     assert entry["command"] == EPISTEMIC and os.path.isabs(entry["command"])
-    assert entry["args"] == ["mcp", "-C", str(ws.resolve())]
+    assert entry["args"] == ["mcp", "-C", str(ws.resolve()), "--here"]
 
 
 def test_claude_code_loses_its_own_tools_and_waits_for_the_server(

@@ -115,7 +115,7 @@ def run_agent(
 ) -> int:
     """`epistemic run` on the task, its JSON events kept in events.jsonl."""
     argv = [sys.executable, "-m", "epistemic_agent.cli", "run", "--model", spec]
-    argv += ["-C", str(workspace), "--max-steps", str(config.max_steps), "--json"]
+    argv += ["-C", str(workspace), "--here", "--max-steps", str(config.max_steps), "--json"]
     argv += [*hiding, *config.extra_args, task.prompt]
     # git in a task's workspace must not find a repository around the output folder
     env = {**os.environ, "NO_COLOR": "1", "GIT_CEILING_DIRECTORIES": str(config.out)}

@@ -88,7 +88,7 @@ def tool_timeout(approval_timeout: float) -> int:
 
 def plan(client: str, workspace: Path, command: list[str], approval_timeout: float) -> Setup:
     """What init writes for CLIENT; `command` starts `epistemic` (an absolute path)."""
-    args = [*command[1:], "mcp", "-C", str(workspace)]
+    args = [*command[1:], "mcp", "-C", str(workspace), "--here"]  # the workspace init chose
     timeout = tool_timeout(approval_timeout)
     gitignore = FilePlan(".gitignore", "lines")
     if client == "claude-code":
