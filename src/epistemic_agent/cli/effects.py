@@ -96,7 +96,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from ..execute.sandbox.confinement import probe
     from ..execute.sandbox.layouts import layouts
     from ..execute.sandbox.platform import detect
-    from ..execute.sandbox.trials import prove, verdicts
+    from ..execute.trials import prove, verdicts
     from ..policy.rules import PolicyError
     from ..runtime.guard import workspace_policy
 

@@ -18,12 +18,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ...core.structs import struct
-from ...core.vocabulary import GUARANTEES
-from ..shell import bounded_text, run_shell
-from .confinement import Confinement
-from .lab import SITE, Lab, changed
-from .platform import Platform
+from ..core.structs import struct
+from ..core.vocabulary import GUARANTEES
+from .sandbox.confinement import Confinement
+from .sandbox.platform import Platform
+from .shell import bounded_text, run_shell
+from .trial_lab import SITE, Lab, changed
 
 TIMEOUT = 10.0
 #: What an act may read under an allow-list in the trial: enough for bash and coreutils.
