@@ -153,27 +153,48 @@ def test_a_symlinked_policy_in_the_workspace_is_named_and_refused(
         assert session.bash("true", "collect-info", LOOK).ok
 
 
-def test_a_prefix_holding_the_workspace_is_replaced_by_its_precise_folders(
+def test_a_prefix_holding_the_workspace_leaves_its_precise_folders_protected(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """A system interpreter (`/usr`) with the workspace in `/usr/src/app`: the prefix cannot be
-    read-only, its standard library and site-packages can, and the tool is protected."""
+    """A system interpreter (`/usr`) with the workspace in `/usr/src/app` and `/usr/local`
+    granted: the prefix is not bound (it would blind both), the site-packages in the grant is,
+    and the tool is protected."""
     prefix = tmp_path / "usr"
-    stdlib, ws = prefix / "lib/python3.11", prefix / "src/app"
-    for folder in (stdlib, ws):
+    site, ws = prefix / "local/lib/python3.11/site-packages", prefix / "src/app"
+    for folder in (site, ws):
         folder.mkdir(parents=True)
-    monkeypatch.setattr(confine, "tool_paths", lambda: (str(prefix), str(stdlib)))
+    monkeypatch.setattr(confine, "tool_paths", lambda: (str(prefix), str(site)))
     monkeypatch.setattr(confine, "tool_prefixes", lambda: (str(prefix),))
+    monkeypatch.setattr(confine, "tool_wanted", lambda: (str(site),))
     strong = confined_by("landlock+namespaces")
-    made = confine.probe(strong, ws, None)
-    assert made.tool == (str(stdlib),) and made.exposed == []
-    assert "tool-protected" not in made.not_held()
-    assert unprotected(made) is None
-    monkeypatch.setattr(confine, "tool_prefixes", lambda: ())  # a folder on sys.path, say
-    made = confine.probe(strong, ws, None)
-    assert made.exposed[0].why == "it holds a writable folder"
-    assert made.not_held()["tool-protected"].startswith(f"{prefix}: it holds a writable folder")
-    assert (unprotected(made) or "").startswith(f"cannot keep {prefix} out of the agent's reach")
+    made = confine.probe(strong, ws, {"setup": (str(prefix / "local"),)})
+    assert made.tool == (str(site),) and made.exposed == []
+    assert str(site) in made.view("setup").protected
+    assert "tool-protected" not in made.not_held() and unprotected(made) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "on_path", "exposed"),
+    [("app", "ws", True), ("json", "parent", True), ("my-app", "parent", False),
+     ("v1.2", "parent", False)],
+)  # fmt: skip
+def test_a_writable_folder_importable_by_the_tool_refuses_to_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, on_path: str, exposed: bool
+) -> None:
+    """`python -m` in the workspace puts it on sys.path; a folder on sys.path above a workspace
+    whose name is a module name (`json/`) lets an act shadow that module. A folder above the
+    workspace is otherwise harmless: nothing outside the workspace is writable."""
+    ws = tmp_path / name
+    ws.mkdir()
+    entry = str(ws if on_path == "ws" else tmp_path)
+    monkeypatch.setattr(confine, "tool_paths", lambda: (entry,))
+    monkeypatch.setattr(confine, "tool_wanted", lambda: (entry,))
+    made = confine.probe(confined_by("landlock+namespaces"), ws, None)
+    problem = unprotected(made)
+    assert (problem is not None) == exposed, problem
+    if exposed:
+        assert problem is not None and problem.startswith("cannot keep ")
+        assert "tool-protected" in made.not_held()
     assert unprotected(confine.probe(confined_by("landlock"), ws, None)) is None  # not claimed
 
 

@@ -3,7 +3,8 @@ keep read-only.
 
 A session runs more than its package: the console script that started it, the interpreter and
 its standard library, `pyvenv.cfg`, the site folders whose `.pth` files run at every start,
-the folders on `sys.path`, the shared libraries it has loaded and the programs it runs itself.
+the folders on `sys.path`, the shared libraries it has loaded, the programs it runs itself,
+and uv's cache where the tool runs from it or shares files with it by hard link.
 `tool_paths()` lists them as real paths; a confinement binds those lying inside a writable area
 read-only and pins the folders above them (confinement.pins). Some layouts defeat that, and
 `exposures()` names them with what to do instead:
@@ -13,9 +14,13 @@ read-only and pins the folders above them (confinement.pins). Some layouts defea
   where that folder is not itself a writable root);
 - a path the tool reads at start that does not exist yet (a `sys.path` entry, the user
   site-packages) inside a writable area: an act could create it, and nothing is there to bind;
-- an installation folder that holds the workspace or a grant: binding it read-only would blind
-  the writable folder (a whole interpreter prefix such as `/usr` is replaced by the precise
-  folders the session uses, so this is left to a venv or a `sys.path` entry holding one).
+- a folder of the tool that is itself writable (`python -m` run in the workspace puts it on
+  sys.path), or lies in one writable folder and holds another (it cannot be bound without
+  making the inner one read-only too), or is on sys.path above a writable folder whose name
+  could be imported (a workspace `json/` would shadow the standard library's). A folder above
+  the workspace is otherwise harmless: outside the writable folders nothing is writable (a
+  whole prefix such as `/usr` over a workspace in `/usr/src/app` is not bound, its precise
+  folders are where they are writable).
 """
 
 from __future__ import annotations
@@ -122,9 +127,8 @@ def exposures(
     and the folders holding a symlink on the way, which can be kept read-only instead."""
     found: list[Exposure] = []
     folders: list[str] = []
-    for path in tool:
-        if any(under(root, path) for root in roots):
-            found.append(Exposure(path, "it holds a writable folder", _NARROW))
+    imports = {os.path.realpath(path) for path in wanted}
+    found += [hit for path in tool if (hit := _holding(path, roots, imports)) is not None]
     for route in routes:
         for link, folder in symlinks_on(route):
             if not any(under(folder, root) for root in roots):
@@ -142,6 +146,28 @@ def exposures(
         if not any(under(real, kept) for kept in tool):
             found.append(Exposure(path, "missing, and an act could create it", _CREATE))
     return _unique(found), tuple(dict.fromkeys(folders))
+
+
+def _holding(path: str, roots: tuple[str, ...], imports: set[str]) -> Exposure | None:
+    """A path of the tool at or above a writable folder. Outside the writable folders nothing
+    is writable, so holding one is harmless, unless the path is a writable folder itself, lies
+    in another, or is on sys.path with the writable folder importable from it (a workspace
+    `json/` in a folder on sys.path could shadow the standard library's)."""
+    below = [root for root in roots if under(root, path)]
+    if not below:
+        return None
+    if path in roots:
+        return Exposure(path, "a writable folder the tool runs or imports from", _OWN)
+    if any(under(path, root) for root in roots):
+        return Exposure(path, "it holds a writable folder and lies in another", _NARROW)
+    if path not in imports:
+        return None
+    for root in below:
+        name = Path(root).relative_to(path).parts[0].removesuffix(".py")
+        if name.isidentifier():  # a module or package the next start might import
+            why = f"importable as `{name}` from {path}, on sys.path"
+            return Exposure(root, why, _NARROW)
+    return None
 
 
 def linked_exposures(paths: tuple[str, ...], roots: tuple[str, ...]) -> list[Exposure]:
@@ -217,7 +243,11 @@ def _unique(found: list[Exposure]) -> list[Exposure]:
 
 _NARROW = (
     "install the tool elsewhere (a virtualenv outside the workspace and the grants, pipx), "
-    "or take the folder out of sys.path"
+    "or take the folder off sys.path"
+)
+_OWN = (
+    "run the installed `epistemic` script (`python -m` puts the current folder on sys.path), "
+    "or take the folder off sys.path (PYTHONPATH)"
 )
 _NO_LINK = "run the tool by its real path, or keep the symlink outside the workspace and grants"
 _CREATE = "create it (an empty folder is enough), or run the interpreter without it"
