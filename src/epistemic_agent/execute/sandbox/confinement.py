@@ -34,6 +34,7 @@ from . import readable as confine_read
 from .install import (
     Exposure,
     exposures,
+    outermost,
     tool_paths,
     tool_prefixes,
     tool_routes,
@@ -158,7 +159,7 @@ class Confinement:
         if mutating:
             writable += [self.workspace, *self.grants.get(act, ())]
         guarded = [path for path in self.guarded if _under_any(path, writable)]
-        tool = _outermost(
+        tool = outermost(
             [path for path in self.tool if _under_any(path, writable) and os.path.exists(path)]
         )
         hidden = tuple(path for path in self.hidden if os.path.lexists(path))
@@ -188,9 +189,10 @@ class Confinement:
 
     def protected_items(self) -> tuple[str, ...]:
         """What no act may change, move or delete, nor any folder leading to it: the guarded
-        files, the tool's installation (where it does not hold a writable folder: that part is
-        not protected, and `not_held` says so) and the hidden paths, as absolute paths."""
-        tool = [path for path in self.tool if not _contains_writable(path, self)]
+        files, the tool's installation (where it does not hold a writable folder: outside
+        those nothing is writable, and `not_held` names what cannot be protected) and the
+        hidden paths, as absolute paths."""
+        tool = [path for path in self.tool if not _holds_any(path, self.roots())]
         return tuple(dict.fromkeys((*self.guarded, *tool, *self.hidden)))
 
     def launch(self, act: str, files: tuple[Path, ...] = ()) -> Launch:
@@ -385,16 +387,6 @@ def _under_any(path: str, folders: list[str]) -> bool:
 
 def _holds_any(path: str, folders: tuple[str, ...]) -> bool:
     return any(_under_any(folder, [path]) for folder in folders)
-
-
-def _outermost(paths: list[str]) -> list[str]:
-    """The paths not beneath another one of them (a read-only bind covers its subtree)."""
-    ordered = sorted(set(paths), key=len)
-    kept: list[str] = []
-    for path in ordered:
-        if not _under_any(path, kept):
-            kept.append(path)
-    return [path for path in paths if path in kept]
 
 
 def _signals(platform: Platform) -> str:

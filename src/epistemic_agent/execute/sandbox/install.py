@@ -233,6 +233,15 @@ def _loaded_files() -> list[str]:
     return [path for path in found if path.startswith("/") and not path.endswith(")")]
 
 
+def outermost(paths: list[str]) -> list[str]:
+    """The paths not beneath another one of them (a read-only bind covers its subtree)."""
+    kept: list[str] = []
+    for path in sorted(set(paths), key=len):
+        if not any(under(path, outer) for outer in kept):
+            kept.append(path)
+    return [path for path in paths if path in kept]
+
+
 def under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
