@@ -678,11 +678,13 @@ def test_doctor_text(tmp_path: Path) -> None:
     end = 4 + len(GUARANTEES)
     guarantees = [line.split()[1].rstrip(":") for line in lines[4:end]]
     assert guarantees == list(GUARANTEES)
-    not_held = found.not_held()
+    not_held = found.not_held()  # what the trials find here agrees with the platform's table
     for line, key in zip(lines[4:end], GUARANTEES, strict=True):
         assert line.startswith("  NOT HELD  " if key in not_held else "  held      "), line
+    assert lines[end].startswith("  tried here: ") and " confined acts tried " in lines[end]
+    assert lines[end + 1].startswith("layouts it cannot protect here")
     method = best_observer(tmp_path).method
-    assert lines[end].startswith(f"observation of what each call changed: {method} (")
+    assert lines[-1].startswith(f"observation of what each call changed: {method} (")
     if SUPPORT.landlock_abi is not None:
         assert lines[1] == f"  landlock: ABI {SUPPORT.landlock_abi}"
 
@@ -694,8 +696,13 @@ def test_doctor_json(tmp_path: Path) -> None:
     found = detect(probe_bwrap=True)
     assert data["enforcement"]["best"] == read_only_method(found)
     assert data["confinement"]["mechanism"] == found.mechanism()
-    held = {key for key, value in data["confinement"]["guarantees"].items() if value["held"]}
+    guarantees = data["confinement"]["guarantees"]
+    held = {key for key, value in guarantees.items() if value["held"]}
     assert held == set(GUARANTEES) - set(found.not_held())
+    for value in guarantees.values():  # each verdict with the trials it comes from
+        assert value["trials"] and {"trial", "act", "held", "managed"} <= set(value["trials"][0])
+        assert value["held"] == all(trial["held"] for trial in value["trials"])
+    assert data["confinement"]["unprotectable"] == []
     assert data["enforcement"]["landlock_abi"] == found.landlock_abi
     assert data["enforcement"]["bwrap"] == found.bwrap
     assert data["observation"]["method"] == best_observer(tmp_path).method

@@ -29,7 +29,15 @@ def register(sub: Any) -> None:
     command_option(p)
     p.set_defaults(handler=_cmd_classify)
     p = sub.add_parser(
-        "doctor", help="what this machine can confine and observe: each guarantee, held or not"
+        "doctor",
+        help="what this machine can confine and observe: each guarantee, tried here",
+        description="Try each confinement guarantee on this machine as an attacker would: "
+        "confined acts in a throwaway workspace (under the system's temp dir, removed after) "
+        "try to write, move aside and rebuild the record and the tool's installation, read "
+        "hidden files, write outside what their act allows, signal this process. A guarantee "
+        "is held only when every trial of it failed. Then list what of the tool as installed "
+        "now, and of the workspace's policy, this machine cannot keep out of the agents' "
+        "reach, with what to do instead. Exit 0; 2 on bad input.",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     workspace_option(p, "the workspace to check observation for (default: .)")
@@ -81,41 +89,47 @@ def _classify_batch(classify: Any) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
+    import time
     from pathlib import Path
 
-    from ..core.vocabulary import GUARANTEES
     from ..execute.observe.registry import best_observer
     from ..execute.sandbox.confinement import probe
+    from ..execute.sandbox.layouts import layouts
     from ..execute.sandbox.platform import detect
+    from ..execute.trials import prove, verdicts
     from ..policy.rules import PolicyError
     from ..runtime.guard import workspace_policy
 
     workspace = Path(args.directory).resolve()
     if not workspace.is_dir():
         raise UsageError(f"workspace {workspace} is not a directory")
+    started = time.monotonic()
     platform = detect(probe_bwrap=True)
     try:
-        writable = workspace_policy(workspace).writable
+        policy = workspace_policy(workspace)
+        writable, files = policy.writable, _record_files(policy)
     except PolicyError as error:
         print(f"epistemic: the workspace's policy does not load: {error}", file=sys.stderr)
-        writable = None
+        writable, files = None, ()
     confinement = probe(platform, workspace, writable)
-    not_held = confinement.not_held()
+    exposed = layouts(confinement, files)
+    try:
+        trials = prove(platform)
+    except OSError as error:  # no temp dir to try in: nothing is proved
+        raise UsageError(f"cannot lay out the trials under the temp dir: {error}") from None
+    not_held = _not_held(verdicts(trials), exposed)
+    seconds = round(time.monotonic() - started, 2)
     observer = best_observer(workspace)
-    observation = {"method": observer.method, "workspace": str(workspace)}
     if args.json:
-        guarantees = {
-            key: {"held": key not in not_held, "why": not_held.get(key)} for key in GUARANTEES
-        }
-        found = {
-            "confinement": {**platform.to_json(), "guarantees": guarantees},
-            "enforcement": _enforcement_json(platform),
-            "observation": observation,
-        }
-        print(json.dumps(found))
+        print(json.dumps(_doctor_json(platform, trials, not_held, exposed, seconds, observer,
+                                      workspace)))  # fmt: skip
         return 0
     for line in _confinement_lines(confinement, not_held):
         print(line)
+    count = sum(len(done) for done in trials.values())
+    print(f"  tried here: {count} confined acts tried to break them, in {seconds:.2f} s "
+          "(--json lists each trial)")  # fmt: skip
+    print(_layout_lines(exposed))
     note = (
         "fanotify: precise, cheap"
         if observer.method == "fanotify"
@@ -123,6 +137,63 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     )
     print(f"observation of what each call changed: {observer.method} ({note})")
     return 0
+
+
+def _record_files(policy: Any) -> tuple[str, ...]:
+    """The policy file and the allowed_signers files it names, as the policy names them."""
+    files = [] if policy.source.startswith("preset:") else [policy.source]
+    return (*files, *policy.signer_files())
+
+
+def _not_held(broken: dict[str, str], exposed: list[Any]) -> dict[str, str]:
+    """What a trial broke here, and what the workspace's layout leaves exposed (the tool, the
+    policy): the first found of each guarantee."""
+    found = dict(broken)
+    for exposure in exposed:
+        found.setdefault(exposure.guarantee, exposure.line())
+    return found
+
+
+def _doctor_json(
+    platform: Any,
+    trials: dict[str, list[Any]],
+    not_held: dict[str, str],
+    exposed: list[Any],
+    seconds: float,
+    observer: Any,
+    workspace: Any,
+) -> dict[str, Any]:
+    from ..core.vocabulary import GUARANTEES
+
+    guarantees = {
+        key: {
+            "held": key not in not_held,
+            "why": not_held.get(key),
+            "trials": [trial.to_json() for trial in trials.get(key, [])],
+        }
+        for key in GUARANTEES
+    }
+    confinement = {
+        **platform.to_json(),
+        "guarantees": guarantees,
+        "unprotectable": [exposure.to_json() for exposure in exposed],
+        "seconds": seconds,
+    }
+    return {
+        "confinement": confinement,
+        "enforcement": _enforcement_json(platform),
+        "observation": {"method": observer.method, "workspace": str(workspace)},
+    }
+
+
+def _layout_lines(exposed: list[Any]) -> str:
+    if not exposed:
+        return "layouts it cannot protect here (the tool as installed, the policy): none"
+    lines = ["layouts it cannot protect here (the tool as installed, the policy):"]
+    for exposure in exposed:
+        lines.append(f"  {exposure.path}: {exposure.why}")
+        lines.append(f"    instead: {exposure.instead}")
+    return "\n".join(lines)
 
 
 def _confinement_lines(confinement: Any, not_held: dict[str, str]) -> list[str]:

@@ -14,6 +14,7 @@ from ..core.clock import now
 from ..core.identity import git_head, user
 from ..core.version import __version__
 from ..execute.sandbox.confinement import Confinement, ConfinementError, unmet
+from ..execute.sandbox.layouts import unprotected
 from ..execute.sandbox.platform import Platform, detect
 from ..policy.rules import PolicyError
 from ..policy.supervisor import ROLE, SupervisorSpec
@@ -71,12 +72,16 @@ class Confining:
 
     def require(self) -> None:
         """A policy that requires guarantees this machine cannot give stops the session here,
-        before anything is written."""
-        wanted = self.policy.require_confinement
-        if wanted:
-            problem = unmet(wanted, self.make(""))
-            if problem is not None:
-                raise PolicyError(f"{self.policy.source}: {problem}")
+        before anything is written; so does a layout of the tool or the policy that this
+        machine would protect but cannot (execute/sandbox/layouts.py)."""
+        confinement, wanted = self.make(""), self.policy.require_confinement
+        problem = unmet(wanted, confinement) if wanted else None
+        if problem is not None:
+            raise PolicyError(f"{self.policy.source}: {problem}")
+        files = [] if self.policy.source.startswith("preset:") else [self.policy.source]
+        problem = unprotected(confinement, (*files, *self.policy.signer_files()))
+        if problem is not None:
+            raise PolicyError(problem)
 
     def make(self, session_id: str) -> Confinement:
         policy, workspace = self.policy, self.layout.workspace

@@ -21,18 +21,25 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from ...core.programs import system_program
 from ...core.structs import struct
 from ...core.vocabulary import GUARANTEES, is_mutating
 from . import apply as confine_apply
 from . import readable as confine_read
+from .install import (
+    Exposure,
+    exposures,
+    outermost,
+    tool_paths,
+    tool_prefixes,
+    tool_routes,
+    tool_wanted,
+)
 from .platform import Platform
 from .view import View
 
@@ -71,10 +78,6 @@ DEFAULT_HIDDEN = (
 #: Environment variables that go with a hidden entry (an agent's pid with its socket).
 _ENV_WITH = {"SSH_AUTH_SOCK": ("SSH_AUTH_SOCK", "SSH_AGENT_PID"), "~/.gnupg": ("GPG_AGENT_INFO",)}
 
-#: Programs the session runs itself (to confine, to check signatures, hooks): read-only for
-#: every act wherever they lie, like the tool's own installation.
-SESSION_PROGRAMS = ("bwrap", "ssh-keygen", "bash", "sh")
-
 
 class ConfinementError(OSError):
     """The sandbox could not be set up for a call; the call does not run."""
@@ -104,6 +107,7 @@ class Confinement:
         secrets: tuple[str, ...] | None = None,
         covers: tuple[tuple[Path, Path], ...] = (),
         readable: tuple[Path, ...] | None = None,
+        tool: tuple[Path, ...] | None = None,
     ) -> None:
         self.platform = platform
         self.mechanism = platform.mechanism()
@@ -113,7 +117,6 @@ class Confinement:
         self.hidden = (str(record), *(str(path) for path in hidden), *found)
         self.covers = tuple((str(path), str(decoy)) for path, decoy in covers)
         self.guarded = tuple(str(path) for path in guarded)
-        self.tool = tool_paths()
         wanted = {"setup": DEFAULT_SETUP_GRANTS, **(grants or {})}
         self.readable = confine_read.expand(
             None if readable is None else tuple(str(path) for path in readable)
@@ -122,8 +125,27 @@ class Confinement:
         self.grants, outside = confine_read.split_grants(grants_, self.readable)
         for act, paths in outside.items():
             self.missing[act] = (*self.missing.get(act, ()), *paths)
+        self.tool, self.exposed = self._tool(tool)
         self._views: dict[str, View] = {}
         self._held: frozenset[str] | None = None
+
+    def _tool(self, given: tuple[Path, ...] | None) -> tuple[tuple[str, ...], list[Exposure]]:
+        """The tool's paths to keep read-only, and what of it no view can (`given`: a tool laid
+        out by the caller, whose layout is its own business)."""
+        if given is not None:
+            return tuple(os.path.realpath(path) for path in given), []
+        roots = self.roots()
+        prefixes = set(tool_prefixes())  # whole prefixes where they hold no writable folder
+        found = tuple(
+            path for path in tool_paths() if path not in prefixes or not _holds_any(path, roots)
+        )
+        exposed, folders = exposures(found, roots, tool_routes(), tool_wanted())
+        return tuple(dict.fromkeys((*found, *folders))), exposed
+
+    def roots(self) -> tuple[str, ...]:
+        """Every folder some act may write: the scratch folder, the workspace, the grants."""
+        grants = (grant for paths in self.grants.values() for grant in paths)
+        return tuple(dict.fromkeys((self.scratch, self.workspace, *grants)))
 
     def view(self, act: str) -> View:
         view = self._views.get(act)
@@ -137,7 +159,9 @@ class Confinement:
         if mutating:
             writable += [self.workspace, *self.grants.get(act, ())]
         guarded = [path for path in self.guarded if _under_any(path, writable)]
-        tool = [path for path in self.tool if _under_any(path, writable) and os.path.exists(path)]
+        tool = outermost(
+            [path for path in self.tool if _under_any(path, writable) and os.path.exists(path)]
+        )
         hidden = tuple(path for path in self.hidden if os.path.lexists(path))
         protected = tuple(dict.fromkeys((*guarded, *tool)))
         covers = tuple(
@@ -165,9 +189,10 @@ class Confinement:
 
     def protected_items(self) -> tuple[str, ...]:
         """What no act may change, move or delete, nor any folder leading to it: the guarded
-        files, the tool's installation (where it does not hold a writable folder: that part is
-        not protected, and `not_held` says so) and the hidden paths, as absolute paths."""
-        tool = [path for path in self.tool if not _contains_writable(path, self)]
+        files, the tool's installation (where it does not hold a writable folder: outside
+        those nothing is writable, and `not_held` names what cannot be protected) and the
+        hidden paths, as absolute paths."""
+        tool = [path for path in self.tool if not _holds_any(path, self.roots())]
         return tuple(dict.fromkeys((*self.guarded, *tool, *self.hidden)))
 
     def launch(self, act: str, files: tuple[Path, ...] = ()) -> Launch:
@@ -219,12 +244,8 @@ class Confinement:
     def not_held(self) -> dict[str, str]:
         """The guarantees that do not hold for this session, with why."""
         missing = self.platform.not_held()
-        if "tool-protected" not in missing:
-            exposed = [path for path in self.tool if _contains_writable(path, self)]
-            if exposed:
-                missing["tool-protected"] = (
-                    f"{exposed[0]} contains the workspace or a writable grant"
-                )
+        if "tool-protected" not in missing and self.exposed:
+            missing["tool-protected"] = self.exposed[0].line()
         return missing
 
     def header(self) -> dict[str, object]:
@@ -309,20 +330,6 @@ def in_confined_thread(enter: Callable[[], None], work: Callable[[], T]) -> T:
     return result[0]
 
 
-def tool_paths() -> tuple[str, ...]:
-    """The tool's own installation: its Python environment, the folders it imports from, and
-    the programs it runs itself (an act that could replace ssh-keygen could forge the check of
-    an approval's signature)."""
-    package = str(Path(__file__).resolve().parents[3])  # the folder epistemic_agent/ is in
-    found = [sys.prefix, sys.exec_prefix, sys.base_prefix, package]
-    found += [entry for entry in sys.path if entry and os.path.isdir(entry)]
-    found += [path for path in map(system_program, SESSION_PROGRAMS) if path]
-    named = os.environ.get("EPISTEMIC_SSH_KEYGEN")
-    if named and os.path.isabs(named):
-        found.append(named)
-    return tuple(dict.fromkeys(os.path.realpath(path) for path in found))
-
-
 def _expand_hidden(
     entries: tuple[str, ...], inside: tuple[str, ...]
 ) -> tuple[tuple[str, ...], dict[str, str]]:
@@ -378,10 +385,8 @@ def _under_any(path: str, folders: list[str]) -> bool:
     return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 
-def _contains_writable(path: str, confinement: Confinement) -> bool:
-    writable = [confinement.workspace, confinement.scratch]
-    writable += [grant for paths in confinement.grants.values() for grant in paths]
-    return any(_under_any(folder, [path]) for folder in writable)
+def _holds_any(path: str, folders: tuple[str, ...]) -> bool:
+    return any(_under_any(folder, [path]) for folder in folders)
 
 
 def _signals(platform: Platform) -> str:
