@@ -90,7 +90,8 @@ def act_order(act: str) -> int:
 GUARANTEES: dict[str, str] = {
     "record-protected": "no act can create, write, truncate, delete, rename or hard-link any "
     "part of the record (journal, head anchor, evidence, pending approvals, the policy in "
-    "force, RATIONALE.md)",
+    "force and the files it names, the trust store, RATIONALE.md), or move a folder leading "
+    "to one",
     "record-private": "no act can read the record's private files (pending approval requests "
     "and answers, evidence, capture files)",
     "observations-write-scratch-only": "observation acts (collect-info, test-hypothesis, "
@@ -99,7 +100,8 @@ GUARANTEES: dict[str, str] = {
     "extended attributes in the workspace",
     "mutations-confined": "mutating acts write only the workspace, the scratch dir and the "
     "paths the policy grants",
-    "tool-protected": "no act can write the tool's own installation (its Python environment)",
+    "tool-protected": "no act can write the tool's own installation (its Python environment "
+    "and the programs the session runs), or move a folder leading to it",
     "processes-isolated": "no act can signal, trace or stop the session or any process "
     "outside its own process tree",
     "secrets-hidden": "no act can see the operator's keys and credentials (`[sandbox] hidden`: "
