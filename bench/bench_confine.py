@@ -13,7 +13,9 @@ Timed round-robin (one of each per round, so the machine's noise falls on all al
    mechanism this machine has (Landlock + namespaces; Landlock alone; bubblewrap);
 4. the whole per-call cost through `Session.bash` (gate, journal, report, confinement,
    observation of what changed) for `true` as collect-info and as change-state, confined and
-   not (Settings(enforce=False)).
+   not (Settings(enforce=False)), and confined in a workspace holding protected items a few
+   folders down (a git repository, a policy in a subfolder, a client's settings), whose
+   paths each act's view pins.
 
 The target: the whole per-call cost, spawn included, within 4x the bare spawn. Everything is
 written under a temporary directory that is removed at the end.
@@ -34,6 +36,7 @@ from pathlib import Path
 from epistemic_agent.execute.sandbox.confinement import Confinement
 from epistemic_agent.execute.sandbox.platform import Platform, detect
 from epistemic_agent.execute.shell import run_shell
+from epistemic_agent.policy.file import load_policy
 from epistemic_agent.runtime.session import Session, Settings
 
 LIMIT = 4.0
@@ -80,6 +83,19 @@ def session_call(session: Session, act: str) -> Callable[[], None]:
         assert result.ok, result
 
     return once
+
+
+def protected_layout(target: Path) -> Session:
+    """A session in a workspace that holds what a session protects a few folders down: a git
+    repository (hooks, config), its policy in pol/sub/ (named), a client's settings in
+    .vscode/: each is bound read-only, and the folders leading to it pinned, per act."""
+    policy = target / "pol" / "sub" / "policy.toml"
+    policy.parent.mkdir(parents=True)
+    policy.write_text('default = "allow"\n')
+    subprocess.run(["git", "init", "-q", str(target)], check=True)
+    (target / ".vscode").mkdir()
+    (target / ".vscode" / "mcp.json").write_text("{}\n")
+    return Session(target, Settings(), policy=load_policy(policy)).open()
 
 
 def measure(cases: dict[str, Callable[[], None]], rounds: int) -> dict[str, list[float]]:
@@ -135,6 +151,11 @@ def main(argv: list[str] | None = None) -> int:
                 cases[f"Session.bash, {label} ({session.confinement.mechanism}), {act}"] = (
                     session_call(session, act)
                 )
+        session = protected_layout(root / "session-protected")
+        sessions.append(session)
+        for act in ("collect-info", "change-state"):
+            name = f"Session.bash, confined ({session.confinement.mechanism}), {act}, protected"
+            cases[name] = session_call(session, act)
         samples = measure(cases, rounds)
         for session in sessions:
             session.close()

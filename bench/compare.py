@@ -5,6 +5,7 @@ Run from the repository root with the project's virtualenv:
     .venv/bin/python bench/compare.py --base HEAD~1            # every benchmark, full size
     .venv/bin/python bench/compare.py --base 1966263 --quick   # smoke sizes
     .venv/bin/python bench/compare.py --base v0.1.0 bench_core bench_observe
+    .venv/bin/python bench/compare.py --base HEAD~5 --scripts-from-here bench_confine
 
 The earlier commit is checked out in a temporary worktree. Each benchmark script runs from its
 own tree with that tree first on `PYTHONPATH` (each tree's scripts import that tree's modules),
@@ -55,11 +56,12 @@ def worktree(rev: str, folder: Path) -> Path:
     return tree
 
 
-def run_script(tree: Path, script: str, args: tuple[str, ...]) -> str:
-    """The script's stdout, run from `tree` with `tree`'s sources first on the path."""
+def run_script(tree: Path, script: str, args: tuple[str, ...], scripts: Path | None = None) -> str:
+    """The script's stdout, run from `tree` with `tree`'s sources first on the path; the
+    script itself is `scripts`'s (default: `tree`'s own)."""
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
     done = subprocess.run(
-        [sys.executable, str(tree / "bench" / f"{script}.py"), *args],
+        [sys.executable, str((scripts or tree) / "bench" / f"{script}.py"), *args],
         cwd=tree,
         env=env,
         capture_output=True,
@@ -147,6 +149,12 @@ def main() -> int:
     parser.add_argument("--base", required=True, help="the commit to compare with")
     parser.add_argument("--quick", action="store_true", help="each script's smoke size")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each tree (default 2)")
+    parser.add_argument(
+        "--scripts-from-here",
+        action="store_true",
+        help="run this tree's scripts on both trees' sources (cases the base's scripts lack; "
+        "the scripts must use only what both trees have)",
+    )
     parser.add_argument("scripts", nargs="*", help=f"a subset of: {', '.join(SCRIPTS)}")
     args = parser.parse_args()
     unknown = [name for name in args.scripts if name not in SCRIPTS]
@@ -156,13 +164,14 @@ def main() -> int:
         base_tree = worktree(args.base, Path(folder))
         try:
             for script in args.scripts or list(SCRIPTS):
-                if not (base_tree / "bench" / f"{script}.py").is_file():
+                scripts = ROOT if args.scripts_from_here else None
+                if scripts is None and not (base_tree / "bench" / f"{script}.py").is_file():
                     print(f"compare: {script} is not in {args.base}: skipped", file=sys.stderr)
                     continue
                 extra = SCRIPTS[script] if args.quick else ()
                 base, ours = [], []
                 for _ in range(args.rounds):
-                    base.append(cells(script, run_script(base_tree, script, extra)))
+                    base.append(cells(script, run_script(base_tree, script, extra, scripts)))
                     ours.append(cells(script, run_script(ROOT, script, extra)))
                 print(f"\n### {script} (base {args.base}, {args.rounds} rounds each)\n")
                 if not any(base) or not any(ours):
