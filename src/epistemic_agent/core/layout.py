@@ -68,9 +68,11 @@ def discover(start: Path) -> tuple[Path, str | None]:
     """The workspace a folder belongs to, found as git finds a repository: the nearest folder
     upwards with a record (`.epistemic/`), not above the git repository the folder is in (a
     record above it is another project's); else that repository's root; else the folder
-    itself. The search stops at a file system's edge. With it, why it is not `start` (None
-    when it is)."""
+    itself. The search stops at a file system's edge; a folder of a record is taken as it is.
+    With it, why it is not `start` (None when it is)."""
     start = Path(os.path.realpath(start))
+    if RECORD_DIR in start.parts:  # a record's own folder (a session's): named on purpose
+        return start, None
     chain = [start]
     try:
         device = os.stat(start).st_dev
