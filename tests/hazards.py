@@ -1,6 +1,6 @@
 """What an agent's commands can leave at a name the session reads: a FIFO (opening it waits
 for a writer), a Unix socket, a device node (/dev/zero's: endless), a symlink loop, and a
-sparse file of 4 GB. `plant` puts one at a path, replacing what is there."""
+sparse file of 4 GB. `plant` puts one at a path."""
 
 from __future__ import annotations
 
@@ -23,7 +23,12 @@ SPARSE_BYTES = 4 << 30
 
 
 def plant(path: Path, kind: str) -> None:
-    """Put the hazard `kind` at `path` (what was there is removed first)."""
+    """Put the hazard `kind` at `path`. What was there is removed first, except for `sparse`:
+    a regular file there keeps its content as the start of 4 GB (a valid first line, then
+    zeros: what git reads whole)."""
+    if kind == "sparse" and path.is_file() and not path.is_symlink():
+        os.truncate(path, SPARSE_BYTES)
+        return
     if path.is_symlink() or path.exists():
         path.unlink()
     if kind == "fifo":
