@@ -92,3 +92,12 @@ def test_a_descriptor_is_checked_and_read_from_where_it_stands(tmp_path: Path) -
             read_open(fd, 100, str(path))
     finally:
         os.close(fd)
+
+
+def test_a_part_is_read_from_an_offset(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"0123456789")
+    assert read_regular(path, 3, whole=False, offset=4) == b"456"
+    assert read_regular(path, 30, whole=False, offset=8) == b"89"
+    with pytest.raises(ValueError):
+        read_regular(path, 3, offset=4)

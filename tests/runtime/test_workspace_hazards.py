@@ -19,8 +19,9 @@ from conftest import epistemic
 from epistemic_agent.policy.file import load_policy
 from epistemic_agent.policy.rules import PolicyError
 from epistemic_agent.runtime.opening import scratch_path
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.runtime.session import Session, Settings
 from hazards import KINDS, WORDS, plant
+from mechanisms import confined_by
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -326,3 +327,37 @@ def test_file_tools_on_a_hazard_fail_and_are_recorded(tmp_path: Path) -> None:
         outcomes = [r for r in records(ws) if r["kind"] in ("outcome", "rejected")]
         assert len(outcomes) == 3, kind
         verified(ws)
+
+
+# -- where acts reach the record (landlock alone, none) ------------------------------------
+
+SWAP_CAPTURE = 'p=$(readlink /proc/$$/fd/1); rm "$p"; mkfifo "$p"; echo two > a.txt'
+SWAP_PACK = (
+    "python3 -c \"import os; p = '.epi' + 'stemic/baseline/pack'; os.remove(p); os.mkfifo(p)\""
+    " && echo two > a.txt"
+)
+
+
+@pytest.mark.parametrize("mechanism", ["none", "landlock"])
+def test_where_acts_reach_the_record_a_fifo_in_it_stops_no_call(
+    tmp_path: Path, mechanism: str
+) -> None:
+    """Without record-protected, an act can swap its capture file, or the baseline's pack, for
+    a FIFO: the output counts as lost, the before-version as unknown; nothing waits."""
+    settings = (
+        Settings(enforce=False)
+        if mechanism == "none"
+        else Settings(platform=confined_by("landlock"))
+    )
+    for name, command in (("capture", SWAP_CAPTURE), ("pack", SWAP_PACK)):
+        ws = tmp_path / f"{mechanism}-{name}"
+        ws.mkdir()
+        (ws / "a.txt").write_text("one\n")
+        with Session(ws, settings) as session:
+            swapped = session.bash(command, "change-state", CHANGE)
+            assert swapped.status == "ran" and swapped.ok, swapped
+            again = session.bash("echo three > a.txt", "change-state", CHANGE)
+            assert again.status == "ran" and again.ok, again
+        if name == "capture":
+            assert swapped.stdout.startswith("[output lost: the command deleted or replaced")
+        assert [r["seq"] for r in records(ws) if r["kind"] == "outcome"] == [1, 2]

@@ -41,15 +41,25 @@ class TooLarge(OSError):
 
 
 def read_regular(
-    path: str | PathLike[str], limit: int, *, follow: bool = True, whole: bool = True
+    path: str | PathLike[str],
+    limit: int,
+    *,
+    follow: bool = True,
+    whole: bool = True,
+    offset: int = 0,
 ) -> bytes:
     """The bytes of the regular file at `path`, at most `limit` of them. NotRegular for
     anything else, TooLarge for a file over `limit` (with `whole`; without it, its first
-    `limit` bytes), and OSError as `open` raises it (ENOENT, ELOOP for a symlink loop...)."""
+    `limit` bytes, or the `limit` from `offset` on), and OSError as `open` raises it (ENOENT,
+    ELOOP for a symlink loop...)."""
+    if offset and whole:
+        raise ValueError("an offset reads a part of the file: whole=False")
     name = os.fspath(path)
     check(os.stat(name, follow_symlinks=follow), name, limit if whole else None)
     fd = os.open(name, _FLAGS if follow else _FLAGS | os.O_NOFOLLOW)
     try:
+        if offset:
+            os.lseek(fd, offset, os.SEEK_SET)
         return read_open(fd, limit, name, whole=whole)
     finally:
         os.close(fd)
