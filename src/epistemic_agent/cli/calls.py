@@ -168,9 +168,10 @@ def _stream_output(done: Any) -> None:
             stream.flush()
         except BrokenPipeError:  # the reader left (`| head`): the call still counts
             silence(stream)
-        except FileNotFoundError:  # the command deleted its own capture file
+        except FileNotFoundError:  # the command deleted (or replaced) its own capture file
             print(
-                "epistemic: the command's output was lost (it deleted the capture file)",
+                "epistemic: the command's output was lost (it deleted or replaced its capture "
+                "file)",
                 file=sys.stderr,
             )
 

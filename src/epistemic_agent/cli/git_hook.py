@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from ..core.identity import run_git
+from ..core.identity import GitTimeout, run_git
+from ..core.saferead import read_regular
 from ..runtime.git_step import CHANGES_ENV, HOOK, MARK, parse_trailers
 from ..runtime.options import workspace_option
 
@@ -50,7 +51,10 @@ def register(sub: Any) -> None:
 
 def git(directory: Path, *args: str, check: bool = True) -> str:
     """Run git in `directory` (identity.run_git); a failure is a usage error when `check`."""
-    done = run_git(directory, *args)
+    try:
+        done = run_git(directory, *args)
+    except GitTimeout as error:
+        raise UsageError(str(error)) from None
     if done is None:
         raise UsageError("git could not run")
     if check and done.returncode != 0:
@@ -84,8 +88,7 @@ def _cmd_install(args: argparse.Namespace) -> int:
 
 def _head(path: Path) -> str:
     try:
-        with path.open("rb") as handle:
-            return handle.read(512).decode("utf-8", "replace")
+        return read_regular(path, 512, whole=False).decode("utf-8", "replace")
     except OSError:
         return ""
 

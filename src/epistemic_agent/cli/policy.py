@@ -102,8 +102,8 @@ def _policy_path(file: str | None, directory: str) -> Path | None:
 
     if file is not None:
         path = Path(file)
-        if path.is_file():
-            return path
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            return path  # reading it says what it is, if not a policy
         problem = "is a directory" if path.is_dir() else "does not exist"
         print(f"epistemic: policy file {file} {problem}", file=sys.stderr)
         return None

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
+
+from .saferead import read_regular
 
 RECORD_DIR = ".epistemic"
 SESSIONS_DIR = "sessions"  # .epistemic/sessions/<id>/: one folder per session
@@ -195,18 +196,13 @@ def report_path(workspace: Path) -> Path:
 def is_ours(path: Path) -> bool:
     """Whether a regular file (not followed through a link) was written by this renderer."""
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        if read_regular(path, len(TITLE), follow=False, whole=False) != TITLE:
+            return False  # a folder, a FIFO, a link, someone else's file: not a report
+        start = max(os.lstat(path).st_size - PEEK, 0)
+        tail = read_regular(path, PEEK, follow=False, whole=False, offset=start)
     except OSError:
         return False
-    if not stat.S_ISREG(os.fstat(handle).st_mode):  # a folder, a fifo: not a report
-        os.close(handle)
-        return False
-    with os.fdopen(handle, "rb") as file:
-        if file.read(len(TITLE)) != TITLE:
-            return False
-        size = os.fstat(file.fileno()).st_size
-        file.seek(max(size - PEEK, 0))
-        return FOOTER.search(file.read()) is not None
+    return FOOTER.search(tail) is not None
 
 
 def moved_note(workspace: Path) -> str | None:

@@ -10,8 +10,11 @@ from pathlib import Path
 
 from ..core.layout import is_guarded, is_protected
 from ..core.safepath import open_beneath, where
+from ..core.saferead import read_open, read_regular
 from ..core.structs import struct
 from ..gate.check import Call, Rejected
+
+MOST_BYTES = 64 << 20  # a file the file tools read, edit or replace: larger ones are refused
 
 
 @struct
@@ -60,7 +63,7 @@ def precheck(
     if call.tool != "str_replace_edit":
         return None
     try:
-        if not target.is_file():
+        if not (target.is_symlink() or target.exists()):
             return _refuse(
                 call, "file-missing", f"{call.path!r} does not exist; create it with write_file."
             )
@@ -134,13 +137,16 @@ class Tree:
         return fd
 
     def read(self, rel: str) -> bytes | None:
-        """The file's bytes, or None when there is no such file."""
+        """The file's bytes, or None when there is no such file; NotRegular for a FIFO, a
+        device..., TooLarge above MOST_BYTES (saferead.py: nothing an act plants blocks it)."""
         try:
-            fd = open_beneath(self.fd, rel, os.O_RDONLY)
+            fd = self._checked(open_beneath(self.fd, rel, os.O_RDONLY | os.O_NONBLOCK), rel)
         except FileNotFoundError:
             return None
-        with os.fdopen(self._checked(fd, rel), "rb") as handle:
-            return handle.read()
+        try:
+            return read_open(fd, MOST_BYTES, rel)
+        finally:
+            os.close(fd)
 
     def mode(self, rel: str) -> int:
         try:
@@ -259,7 +265,7 @@ def _edit(call: Call, tree: Tree) -> FileOutcome:
 
 
 def _read_text(target: Path) -> str:
-    return target.read_bytes().decode("utf-8", "surrogateescape")
+    return read_regular(target, MOST_BYTES).decode("utf-8", "surrogateescape")
 
 
 def _diff(path: str, before: str, after: str) -> bytes:

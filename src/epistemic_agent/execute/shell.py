@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Callable
@@ -107,6 +109,7 @@ def run_shell(
     stopped = finished and _kill_leftovers(pid)
     if reaper is not None:
         stopped = reaper.sweep() or stopped
+    _drop_unless_regular(out_path, err_path)
     return Execution(
         waiter.returncode if finished else None,
         not finished and not waiter.cancelled,
@@ -238,12 +241,28 @@ def _signal_group(pgid: int, signum: int) -> bool:
     return True
 
 
+def _drop_unless_regular(*paths: Path) -> None:
+    """Where acts can reach the record (`landlock`, `none`), a command can swap its capture
+    file for a FIFO, a socket or a symlink, which reading would wait on or follow: such a
+    file is removed once the command is over, and its output counts as lost."""
+    for path in paths:
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                continue
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink()
+        except FileNotFoundError:
+            continue
+
+
 def bounded_text(path: Path, limit: int) -> str:
     """The output as text for a caller: whole if short, else head and tail with a note."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
-        return "[output lost: the command deleted the file it was captured in]"
+        return "[output lost: the command deleted or replaced the file it was captured in]"
     with path.open("rb") as handle:
         if size <= limit:
             return as_text(handle.read(), size)

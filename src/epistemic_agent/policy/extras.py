@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.redact import check_patterns
+from ..core.saferead import read_regular
 from ..core.vocabulary import GUARANTEES
 from .alerts import EVENTS, MAX_TIMEOUT, Hook
 from .rules import short_repr
@@ -27,6 +28,7 @@ SECRETS_KEYS = ("patterns", "env")
 SANDBOX_KEYS = ("writable", "hidden", "require_confinement")
 GRANTABLE = ("setup", "change-state", "revert", "cleanup")
 HOOK_KEYS = ("id", "on", "command", "stderr", "timeout")
+SIGNERS_MAX_BYTES = 1 << 20  # an allowed_signers file: about ten thousand keys
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -140,9 +142,9 @@ def resolve_signers(
 
 def _signers_file(base: Path, given: str, line: int, errors: Errors) -> str:
     """An allowed_signers file, absolute; a fault when it is missing or holds no signer."""
-    resolved = (base / os.path.expanduser(given)).resolve()
+    resolved = Path(os.path.realpath(base / os.path.expanduser(given)))  # a loop: ELOOP below
     try:
-        lines = resolved.read_text(encoding="utf-8").splitlines()
+        lines = read_regular(resolved, SIGNERS_MAX_BYTES).decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         errors.append((line, f"allowed_signers {given!r} cannot be read ({reason})"))

@@ -10,6 +10,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
+from ..core.saferead import TooLarge, read_regular
 from ..core.toml import TomlError, loads
 from .cel import compile_rules
 from .extras import read_extras, resolve_signers
@@ -49,12 +50,11 @@ def read_policy(path: Path, origin: Path | None = None) -> Policy:
     origin = path if origin is None else origin
     source = str(origin)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
+        data = read_regular(path, MAX_BYTES)
+    except TooLarge:
+        raise PolicyError(f"{source}:1: the policy is larger than {MAX_BYTES} bytes") from None
     except OSError as error:
         raise PolicyError(f"{source}: cannot read the policy: {error.strerror or error}") from None
-    if len(data) > MAX_BYTES:
-        raise PolicyError(f"{source}:1: the policy is larger than {MAX_BYTES} bytes")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

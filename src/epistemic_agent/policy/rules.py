@@ -375,6 +375,7 @@ def preset(name: str) -> Policy:
 
 
 def find_policy(workspace: Path) -> Path | None:
-    """The workspace's policy file, if it has one."""
+    """The workspace's policy file, if it has one: whatever is at its name (a FIFO, a symlink
+    loop...) is the policy, which reading then refuses, rather than no policy at all."""
     path = workspace / POLICY_NAME
-    return path if path.is_file() else None
+    return path if path.is_symlink() or path.exists() else None

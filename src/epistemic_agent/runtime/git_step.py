@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.identity import run_git
+from ..core.fsutil import atomic_write
+from ..core.identity import GitTimeout, run_git
+from ..core.saferead import read_regular
 from ..journal.sessions import ReadError, load
 from ..reports.trace.model import build
 
@@ -30,15 +33,20 @@ TRAILER = re.compile(r"^(Epistemic-(?:Session|Calls|Head)):[ \t]*(\S.*?)\s*$", r
 CHANGES_ENV = "EPISTEMIC_CHANGES"
 SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 MOST_COMMITS = 50
+GIT_TIMEOUT = 10.0  # seconds, for all the git processes that read one act's commits
+#: The most the session reads of `.git`'s files itself: HEAD and a loose ref are one line;
+#: packed-refs holds one line per ref (a million refs is about 60 MiB).
+REF_MAX = 4096
+PACKED_REFS_MAX = 64 << 20
 
 
 def is_installed(workspace: Path) -> bool:
     """Whether the trailers hook is in the workspace's `.git/hooks` (git_hook.py)."""
     try:
-        with (workspace / ".git" / "hooks" / HOOK).open("rb") as handle:
-            return MARK.encode() in handle.read(512)
+        found = read_regular(workspace / ".git" / "hooks" / HOOK, 512, whole=False)
     except OSError:
         return False
+    return MARK.encode() in found
 
 
 def parse_trailers(message: str) -> dict[str, str]:
@@ -46,29 +54,41 @@ def parse_trailers(message: str) -> dict[str, str]:
     return dict(TRAILER.findall(message))
 
 
-def head_commit(workspace: Path) -> str | None:
-    """The commit HEAD names, read from `.git` as files (no git process: cheap per call)."""
+def head_commit(workspace: Path) -> tuple[str | None, str | None]:
+    """The commit HEAD names, read from `.git` as files (no git process: cheap per call):
+    `(commit, None)`; `(None, None)` when there is none (no repository, an unborn branch);
+    `(None, why)` when `.git` holds what the session will not read (a FIFO, a socket, a
+    symlink loop, a file over its size), each read bounded (saferead.py)."""
     git = workspace / ".git"
+    where = git / "HEAD"
     try:
-        head = (git / "HEAD").read_text(encoding="ascii", errors="replace").strip()
-        if SHA.fullmatch(head):
-            return head
-        if not head.startswith("ref: refs/"):
-            return None
+        head = _ref_text(where, REF_MAX)
+        if head is None or SHA.fullmatch(head):
+            return head, None
         ref = head[5:]
-        loose = git / ref
-        if loose.is_file() and not loose.is_symlink():
-            found = loose.read_text(encoding="ascii", errors="replace").strip()
-            return found if SHA.fullmatch(found) else None
-        for line in (
-            (git / "packed-refs").read_text(encoding="ascii", errors="replace").splitlines()
-        ):
+        if not head.startswith("ref: refs/") or ".." in ref.split("/"):
+            return None, None
+        where = git / ref
+        found = _ref_text(where, REF_MAX, follow=False)
+        if found is not None:
+            return (found if SHA.fullmatch(found) else None), None
+        where = git / "packed-refs"
+        for line in (_ref_text(where, PACKED_REFS_MAX) or "").splitlines():
             parts = line.split(" ")
             if len(parts) == 2 and parts[1] == ref and SHA.fullmatch(parts[0]):
-                return parts[0]
-    except OSError:
+                return parts[0], None
+    except OSError as error:
+        return None, f"{where.relative_to(workspace)}: {error.strerror or error}"
+    return None, None
+
+
+def _ref_text(path: Path, limit: int, follow: bool = True) -> str | None:
+    """A file of `.git` as text, stripped; None when there is none."""
+    try:
+        data = read_regular(path, limit, follow=follow)
+    except (FileNotFoundError, NotADirectoryError):
         return None
-    return None
+    return data.decode("ascii", "replace").strip()
 
 
 def changes_file(workspace: Path, journal: Path, head: str, scratch: Path) -> dict[str, str]:
@@ -85,8 +105,8 @@ def changes_file(workspace: Path, journal: Path, head: str, scratch: Path) -> di
         "head": head,
         "changes": {path: [c.seq for c in trace.of_file(path)] for path in trace.files()},
     }
-    target = scratch / "epistemic-changes.json"
-    target.write_text(json.dumps(data), encoding="utf-8")
+    target = scratch / "epistemic-changes.json"  # acts write scratch: never written through
+    atomic_write(target, json.dumps(data).encode("utf-8"))
     return {CHANGES_ENV: str(target)}
 
 
@@ -94,22 +114,28 @@ def commits_made(
     workspace: Path, before: str | None, after: str, session: str
 ) -> list[dict[str, Any]]:
     """The commits from `before` to `after` (at most MOST_COMMITS), each with whether it
-    carries this session's trailers. Runs git; the caller confines it."""
+    carries this session's trailers. Runs git; the caller confines it. GitTimeout when git
+    did not answer in time."""
     span = [after] if before is None else [f"{before}..{after}"]
-    listed = _git(workspace, "rev-list", f"--max-count={MOST_COMMITS}", *span)
+    deadline = time.monotonic() + GIT_TIMEOUT
+    listed = _git(workspace, deadline, "rev-list", f"--max-count={MOST_COMMITS}", *span)
     found = []
     for sha in listed.split():
         if not SHA.fullmatch(sha):
             continue
-        body = _git(workspace, "cat-file", "commit", sha).split("\n\n", 1)[-1]
+        body = _git(workspace, deadline, "cat-file", "commit", sha).split("\n\n", 1)[-1]
         trailers = parse_trailers(body)
         found.append({"commit": sha, "trailers": trailers.get("Epistemic-Session") == session})
     return found
 
 
-def _git(workspace: Path, *args: str) -> str:
-    """git's output, or nothing when it failed (a commit it cannot read is not flagged)."""
-    done = run_git(workspace, *args, timeout=10)
+def _git(workspace: Path, deadline: float, *args: str) -> str:
+    """git's output, or nothing when it failed (a commit it cannot read is not flagged);
+    GitTimeout when the time for all of them (`deadline`, monotonic) runs out."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise GitTimeout(f"git {args[0]}: the {GIT_TIMEOUT:g} s for reading the commits ran out")
+    done = run_git(workspace, *args, timeout=left)
     return done.stdout if done is not None and done.returncode == 0 else ""
 
 

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 from ..core.fsutil import atomic_write
 from ..core.redact import Redactor
+from ..core.saferead import read_regular
 from ..effects.tables import classifier
 from ..policy.alerts import Alerts
+from ..policy.extras import SIGNERS_MAX_BYTES
 from ..policy.file import load_policy
 from ..policy.rules import (
     Decision,
@@ -49,8 +51,7 @@ SCRUB_CHUNK = 1 << 20  # output is scrubbed a chunk at a time, each cut after a 
 
 def _sha256(path: str) -> str | None:
     try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+        return hashlib.sha256(read_regular(path, SIGNERS_MAX_BYTES)).hexdigest()
     except OSError:
         return None
 
@@ -187,7 +188,7 @@ class Guard:
 
     def _copy_signers(self, named: str) -> str:
         try:
-            data = Path(named).read_bytes()
+            data = read_regular(named, SIGNERS_MAX_BYTES)
         except OSError:
             return named  # checked when used: an answer then does not count
         folder = self.pending.parent / "signers"

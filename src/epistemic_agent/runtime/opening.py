@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.clock import now
-from ..core.identity import git_head, user
+from ..core.identity import GitTimeout, git_head, user
 from ..core.version import __version__
 from ..execute.sandbox.confinement import Confinement, ConfinementError, unmet
 from ..execute.sandbox.layouts import unprotected
@@ -148,7 +148,7 @@ def session_record(
         "started_epoch": time.time(),
         "tool_version": __version__,
         "workspace": str(workspace),
-        "git_head": _git_head(workspace, confinement),
+        **_git_head(workspace, confinement),
         "user": user(),
         "host": os.uname().nodename,
         "pid": os.getpid(),
@@ -163,13 +163,16 @@ def session_record(
     return record
 
 
-def _git_head(workspace: Path, confinement: Confinement) -> str | None:
+def _git_head(workspace: Path, confinement: Confinement) -> dict[str, str | None]:
     """`git rev-parse HEAD`, confined like an observation: the workspace's git config and
-    hooks are the agent's to change, so git runs with no more rights than its acts."""
+    hooks are the agent's to change, so git runs with no more rights than its acts. When git
+    did not answer in time, `git_head_unknown` says so."""
     try:
-        return confinement.run("collect-info", partial(git_head, workspace))
+        return {"git_head": confinement.run("collect-info", partial(git_head, workspace))}
     except ConfinementError:
-        return None
+        return {"git_head": None}
+    except GitTimeout as error:
+        return {"git_head": None, "git_head_unknown": str(error)}
 
 
 def scratch_path(workspace: Path, session_id: str) -> Path:

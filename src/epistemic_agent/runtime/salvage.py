@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from ..core.clock import now
-from ..core.identity import git_head, user
+from ..core.identity import GitTimeout, git_head, user
 from ..core.layout import Layout
 from ..core.structs import struct
 from ..core.version import __version__
@@ -92,6 +92,14 @@ def _first_record(journal: Path) -> Record:
     return record if record is not None and record.get("kind") == "session" else {}
 
 
+def _git_head(workspace: Path) -> dict[str, str | None]:
+    """The header's `git_head`, and `git_head_unknown` when git did not answer in time."""
+    try:
+        return {"git_head": git_head(workspace)}
+    except GitTimeout as error:
+        return {"git_head": None, "git_head_unknown": str(error)}
+
+
 def _header(layout: Layout, old: Record, found: Verification, relative: str) -> Record:
     session = old.get("session")
     return {
@@ -101,7 +109,7 @@ def _header(layout: Layout, old: Record, found: Verification, relative: str) -> 
         "started_epoch": time.time(),
         "tool_version": __version__,
         "workspace": str(layout.workspace),
-        "git_head": git_head(layout.workspace),
+        **_git_head(layout.workspace),
         "user": user(),
         "host": os.uname().nodename,
         "pid": os.getpid(),

@@ -45,8 +45,14 @@ TAMPERED = {
 class Watch:
     """The observers of one command, and the branch head before it (when its commits count)."""
 
-    def __init__(self, inside: Observer | None, outside: dict[str, Observer], branch: str | None):
-        self.inside, self.outside, self.branch = inside, outside, branch
+    def __init__(
+        self,
+        inside: Observer | None,
+        outside: dict[str, Observer],
+        branch: tuple[str | None, str | None] = (None, None),
+    ):
+        self.inside, self.outside = inside, outside
+        self.branch, self.unread = branch  # the head, or why .git could not be read
         self.hooked = False
 
     def start(self) -> None:
@@ -107,9 +113,8 @@ class ShellStep:
         ignored = (*self.settings.ignore, RECORD_DIR, *REPORT_NAMES)  # the record: always
         inside = best_observer(self.workspace, ignored) if self.settings.observe else None
         hooked = call.mutating and is_installed(self.workspace)  # watch the commits it makes
-        watch = Watch(
-            inside, self._outside(call.act), head_commit(self.workspace) if hooked else None
-        )
+        branch = head_commit(self.workspace) if hooked else (None, None)
+        watch = Watch(inside, self._outside(call.act), branch)
         watch.hooked = hooked
         watch.start()
         return watch
@@ -217,11 +222,13 @@ class ShellStep:
         if tampered:
             raised.append(dict(TAMPERED))
         if ran.watch.hooked:
-            commits = self.trace.commits(ran.watch.branch)
+            commits, unread = self.trace.commits(ran.watch.branch, ran.watch.unread)
             if commits:
                 extra["commits"] = commits
                 flag = commit_flag(commits)
                 raised += [flag] if flag is not None else []
+            if unread is not None:
+                extra["commits_unread"] = unread
         return raised
 
     def _outcome(

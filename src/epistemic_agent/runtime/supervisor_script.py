@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.saferead import read_regular
 from ..core.structs import field, struct
 from ..providers.base import Message, ProviderError, Turn, Usage, UserMessage
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 ANSWERS = ("verdict", "text", "error")
 ENTRY_KEYS = (*ANSWERS, "note", "beliefs", "when", "default", "usage")
 USAGE_KEYS = ("input_tokens", "completion_tokens")
+SCRIPT_MAX_BYTES = 16 << 20
 
 
 class SupervisorScriptError(ValueError):
@@ -35,10 +37,14 @@ class SupervisorScriptError(ValueError):
 
 def load_verdicts(path: Path) -> list[dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path, SCRIPT_MAX_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise SupervisorScriptError(f"supervisor script {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise SupervisorScriptError(
+            f"supervisor script {path} cannot be read: {error.strerror or error}"
+        ) from None
+    except UnicodeDecodeError as error:
         raise SupervisorScriptError(f"supervisor script {path} cannot be read: {error}") from None
     except (ValueError, RecursionError) as error:
         raise SupervisorScriptError(

@@ -8,6 +8,7 @@ import os
 from functools import partial
 from typing import TYPE_CHECKING
 
+from ..core.identity import GitTimeout
 from ..core.layout import RECORD_DIR
 from ..execute.baseline import GONE, Baseline
 from ..execute.sandbox.confinement import ConfinementError
@@ -114,14 +115,24 @@ class TraceStep:
             )
         return env
 
-    def commits(self, before: str | None) -> list[dict[str, Any]]:
-        """The commits the act made (git runs confined, as for the header's `git_head`)."""
-        after = head_commit(self.workspace)
+    def commits(
+        self, before: str | None, unread: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """The commits the act made (git runs confined, as for the header's `git_head`), and
+        why they could not be listed, if so: `.git` held what the session will not read,
+        before the act (`unread`) or after it, or git did not answer in time."""
+        if unread is not None:
+            return [], f"before the call, {unread}"
+        after, unread = head_commit(self.workspace)
+        if unread is not None:
+            return [], unread
         if after is None or after == before:
-            return []
+            return [], None
         work = partial(commits_made, self.workspace, before, after, self.recorder.session_id)
         try:
             found: list[dict[str, Any]] = self.confinement.run("collect-info", work)
         except ConfinementError:
-            return [{"commit": after, "trailers": False}]
-        return found
+            return [{"commit": after, "trailers": False}], None
+        except GitTimeout as error:
+            return [], str(error)
+        return found, None
