@@ -22,12 +22,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from pathlib import Path
 
 from ..core.clock import now
 from ..core.fsutil import atomic_write
 from ..core.identity import user
+from ..core.saferead import read_regular
 from ..core.structs import struct
 
 MAX_ENTRY = 4096  # bytes: an entry is a small JSON object
@@ -69,31 +69,10 @@ def trust_folder(create: bool = True) -> Path | None:
 
 def file_digest(path: Path) -> str:
     """The SHA-256 of a regular file's bytes (a FIFO, a device or a folder is refused)."""
-    return hashlib.sha256(read_regular(path, MAX_FILE)).hexdigest()
-
-
-def read_regular(path: Path, limit: int) -> bytes:
-    """A regular file's bytes, at most `limit` (more is refused), without blocking on it."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return hashlib.sha256(read_regular(path, MAX_FILE)).hexdigest()
     except OSError as error:
         raise TrustError(error.errno, f"{path}: {error.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise TrustError(0, f"{path}: not a regular file")
-        if info.st_size > limit:
-            raise TrustError(0, f"{path}: larger than {limit} bytes")
-        chunks, left = [], limit + 1
-        while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
-            chunks.append(chunk)
-            left -= len(chunk)
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > limit:
-        raise TrustError(0, f"{path}: larger than {limit} bytes")
-    return data
 
 
 def _entry_name(real: str) -> str:

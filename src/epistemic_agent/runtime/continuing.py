@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 from ..core.clock import now
 from ..core.fsutil import atomic_write
 from ..core.layout import RECORD_DIR, REPORT_NAMES
+from ..core.saferead import read_regular
 from ..core.structs import struct
 from ..journal.notice import check_journal, notice
 from ..journal.reading import read_numbered
 from ..journal.verify import INTACT, TORN
 from ..policy.file import read_policy
 from ..policy.rules import Policy, PolicyError, preset
-from ..policy.trust import MAX_FILE, read_regular
+from ..policy.trust import MAX_FILE
 from .recovery import Orphan, Recovery
 
 if TYPE_CHECKING:
