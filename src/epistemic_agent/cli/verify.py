@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import UsageError
 from ..core.safetext import visible
 from ..runtime.options import session_choice, session_option
+from .choice import reading
 
 if TYPE_CHECKING:
     from typing import Any
@@ -29,9 +30,11 @@ def register(sub: Any) -> None:
         "verify",
         help="check the journal's hash chain, its evidence and its seals",
         description="Check the hash chain, the head anchor, every evidence blob the journal "
-        "references (and that the evidence folder holds nothing else), and the seals in "
-        ".epistemic/seals/. Exit 0 when intact, 1 when tampered, 3 when the last line is torn "
-        "(a crash mid-write), 2 when there is no journal or an option is malformed.",
+        "references (and that the evidence folder holds nothing else), and the seals in the "
+        "session's seals/ folder (of a workspace of several sessions: the newest, said on "
+        "stderr, or the one --session names). Exit 0 when intact, 1 when tampered, 3 when the "
+        "last line is torn (a crash mid-write), 2 when there is no journal or an option is "
+        "malformed.",
     )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR|JOURNAL|BUNDLE.zip")
     session_option(p)
@@ -63,10 +66,15 @@ def register(sub: Any) -> None:
         "count, head hash, time, key fingerprint) with `ssh-keygen -Y sign -n epistemic` into "
         ".epistemic/seals/. The key: --key, else the first key in ssh-agent, else "
         "~/.ssh/id_ed25519. Exit 0 when sealed, 1 when the record does not verify, 2 on bad "
-        "input (no key, no ssh-keygen).",
+        "input (no key, no ssh-keygen, a workspace of several sessions without --session).",
     )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR")
-    session_option(p)
+    p.add_argument(
+        "--session",
+        metavar="ID",
+        help="the session to seal (its id or a unique prefix): needed when the workspace has "
+        "several (`epistemic sessions` lists them)",
+    )
     p.add_argument(
         "--key",
         metavar="SSH_KEY",
@@ -120,7 +128,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         return verify_bundle(Path(args.dir), args.json, options)
     from ..journal.record_check import check_record
 
-    journal = journal_path(args.dir, session_choice(args))
+    journal = journal_path(args.dir, reading(args.dir, session_choice(args)))
     anchor = journal.parent / "head.json" if journal.name == "journal.jsonl" else None
     result = check_record(journal, anchor, options)
     if args.json:
@@ -229,7 +237,7 @@ def _cmd_seal(args: argparse.Namespace) -> int:
     from ..journal.seal import SealError
     from ..journal.sealing import NotSealed, seal
 
-    journal = journal_path(args.dir, session_choice(args))
+    journal = journal_path(args.dir, reading(args.dir, session_choice(args), strict=True))
     try:
         done = seal(journal.resolve(), args.key)
     except SealError as error:

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.layout import JOURNAL_NAME, workspace_of
 from ..core.structs import field, struct
 from .approval_check import CALL_SEQ, Approvals, check_approvals
 from .evidence_check import Listing, Ref, check_evidence, list_store, refs_of
@@ -46,7 +47,6 @@ PROBLEMS = {
     "record-linked": "the journal or its head anchor has another hard link: it can be written "
     "through another name",
 }
-RECORD_DIR = ".epistemic"
 
 
 @struct
@@ -100,10 +100,11 @@ CALL, OUTCOME, APPROVAL = b'"kind":"call"', b'"kind":"outcome"', b'"kind":"appro
 
 
 def record_folder(journal: Path) -> Path | None:
-    """The folder holding the journal's evidence and seals: the record folder it sits in."""
+    """The folder holding the journal's evidence and seals: the record folder it sits in (a
+    workspace's `.epistemic/`, a session's folder, or a copy of one that holds evidence)."""
     folder = journal.parent
-    if journal.name == "journal.jsonl" and (
-        folder.name == RECORD_DIR or (folder / "evidence").is_dir()
+    if journal.name == JOURNAL_NAME and (
+        workspace_of(folder) is not None or (folder / "evidence").is_dir()
     ):
         return folder
     return None
