@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import cli_env, epistemic_strict
-from sshkeys import new_key
+from sshkeys import new_key, signer_line
 
 TASK = "Make the marker file the weekly report asks for"
 LOOK = "See which files the workspace holds before deciding anything."
@@ -163,7 +163,7 @@ def torn(ws: Path, session: dict[str, Any]) -> None:
 
 #: command -> status -> (what is done to a copy of the workspace, the command's arguments):
 #: {ws} is the copy (a folder that does not exist when "missing"), {id} the stray session's
-#: id, {out} a folder for output files.
+#: id, {out} a folder for output files, {signers} an allowed_signers file.
 NAMED = ["{ws}", "--session", "{id}"]
 SCENARIOS: dict[str, dict[int, tuple[str, list[str]]]] = {
     "log": {0: ("", NAMED), 2: ("missing", ["{ws}"])},
@@ -184,6 +184,7 @@ SCENARIOS: dict[str, dict[int, tuple[str, list[str]]]] = {
         1: ("tampered", NAMED),
         2: ("missing", ["{ws}"]),
         3: ("torn", NAMED),
+        4: ("", [*NAMED, "--allowed-signers", "{signers}"]),  # never sealed
     },
 }
 
@@ -202,7 +203,10 @@ def test_each_exit_status_a_readers_help_documents_is_what_it_returns(
             tampered(ws, stray)
         elif damage == "torn":
             torn(ws, stray)
+        signers = tmp_path / "allowed_signers"
+        signers.write_text(signer_line(new_key(tmp_path, f"key-{status}")))
         fill = {"{ws}": str(ws), "{id}": stray["id"][:8], "{out}": str(tmp_path)}
+        fill["{signers}"] = str(signers)
         args = [fill.get(arg, arg) for arg in template]
         args = [arg.replace("{out}", str(tmp_path)) for arg in args]
         done = epistemic_strict(command, *args)

@@ -379,7 +379,12 @@ def test_verify_matches_each_signed_approval_to_its_call(approved: Path) -> None
     assert any("1 signed approval(s) match their calls" in n for n in plain["notes"])
     signers = verdict(approved, "--allowed-signers", "allowed_signers")
     assert checks(signers) == ["seal-missing"]  # never sealed; the approval itself is good
+    assert signers["status"] == "unsealed" and signers["exit"] == 4  # missing, not tampered
     assert any("1 signed approval(s) checked" in n for n in signers["notes"])
+    optional = verdict(approved, "--allowed-signers", "allowed_signers", "--seal-optional")
+    assert optional["exit"] == 0 and optional["status"] == "intact" and checks(optional) == []
+    assert any("1 signed approval(s) checked" in n for n in optional["notes"])
+    assert any(n.startswith("no seal: ") for n in optional["notes"])
 
 
 def edit_the_command(record: dict[str, Any]) -> None:
@@ -428,6 +433,10 @@ def test_an_approval_re_signed_by_another_key_is_untrusted(
     assert "approval-untrusted" not in checks(verdict(approved))
     strict = verdict(approved, "--allowed-signers", "allowed_signers")
     assert "approval-untrusted" in checks(strict), strict
+    assert strict["status"] == "tampered" and strict["exit"] == 1  # outranks the missing seal
+    assert strict["check"] == "approval-untrusted" and "seal-missing" in checks(strict)
+    optional = verdict(approved, "--allowed-signers", "allowed_signers", "--seal-optional")
+    assert optional["exit"] == 1 and checks(optional) == ["approval-untrusted"]
 
 
 def test_a_signer_renamed_in_the_record_is_untrusted(approved: Path) -> None:
