@@ -110,7 +110,15 @@ def test_a_request_whose_session_is_gone_is_reported_gone(
     assert not (ws / ".epistemic" / "pending" / "1.answer.json").exists()
 
 
-@pytest.mark.parametrize("wait", ["-1", "nan", "inf", "soon"])
-def test_a_bad_wait_is_a_usage_error(ws: Path, wait: str) -> None:
+@pytest.mark.parametrize(
+    ("wait", "said"),
+    [
+        ("-1", "--wait -1: give 0 to 86400 seconds"),
+        ("nan", "--wait nan: give 0 to 86400 seconds"),
+        ("inf", "--wait inf: give 0 to 86400 seconds"),
+        ("soon", "argument --wait: invalid float value: 'soon'"),
+    ],
+)
+def test_a_bad_wait_is_a_usage_error(ws: Path, wait: str, said: str) -> None:
     done = epistemic_strict("approve", "1", "--wait", wait, cwd=ws)
-    assert done.returncode == 2 and "--wait" in done.stderr.splitlines()[-1], done.stderr
+    assert done.returncode == 2 and said in done.stderr.splitlines()[-1], done.stderr
