@@ -78,6 +78,8 @@ def test_a_signed_approval_runs_the_call_and_an_auditor_can_recheck_it(
 ) -> None:
     answered = epistemic("approve", "1", "--key", str(keys.alice), "--comment", "CHG-114", cwd=ws)
     assert answered.returncode == 0, answered.stderr
+    said = "call 1 approved by alice@example.com (signed, key SHA256:"
+    assert answered.stdout.startswith(said), answered.stdout
     code, err = finish(waiting)
     assert code == 0, err
     assert (ws / "made.txt").exists()
@@ -101,6 +103,15 @@ def test_a_signed_approval_runs_the_call_and_an_auditor_can_recheck_it(
     assert done.returncode == 0, done.stderr
 
 
+def refused(answered: subprocess.CompletedProcess[str], why: str) -> None:
+    """`approve` said, in one line and with exit 3, that the session refused its answer."""
+    assert answered.returncode == 3, answered
+    assert answered.stdout == "" and "Traceback" not in answered.stderr
+    lines = answered.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("epistemic: the session refused the answer")
+    assert why in lines[0] and "call 1 still waits" in lines[0], lines
+
+
 def assert_rejected_then_signed(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str], why: str
 ) -> None:
@@ -118,16 +129,17 @@ def assert_rejected_then_signed(
 def test_an_unsigned_answer_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
-    assert (
-        epistemic("approve", "1", "--unsigned", "--as", "alice@example.com", cwd=ws).returncode == 0
-    )
+    answered = epistemic("approve", "1", "--unsigned", "--as", "alice@example.com", cwd=ws)
+    refused(answered, "not signed")
     assert_rejected_then_signed(ws, keys, waiting, "not signed")
 
 
 def test_an_unknown_signer_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
-    assert epistemic("approve", "1", "--key", str(keys.mallory), cwd=ws).returncode == 0
+    answered = epistemic("approve", "1", "--as", "alice@example.com", "--key", str(keys.mallory),
+                         cwd=ws)  # fmt: skip
+    refused(answered, "unknown signer")
     assert_rejected_then_signed(ws, keys, waiting, "unknown signer")
 
 
@@ -135,7 +147,7 @@ def test_a_claimed_name_that_is_not_the_keys_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
     done = epistemic("approve", "1", "--key", str(keys.alice), "--as", "bob@example.com", cwd=ws)
-    assert done.returncode == 0
+    refused(done, "not to 'bob@example.com'")
     assert_rejected_then_signed(ws, keys, waiting, "not to 'bob@example.com'")
 
 
@@ -225,15 +237,15 @@ def test_a_late_or_unknown_answer_fails_with_a_clear_message(ws: Path, keys: Key
     late = epistemic("approve", "1", "--key", str(keys.alice), cwd=ws)
     assert late.returncode == 1 and "timed out" in late.stderr and "Traceback" not in late.stderr
     unknown = epistemic("approve", "5", "--key", str(keys.alice), cwd=ws)
-    assert unknown.returncode == 1 and "was ever opened" in unknown.stderr
+    assert unknown.returncode == 4 and "was ever opened" in unknown.stderr
     assert not (ws / "made.txt").exists()
 
 
 def test_no_key_to_sign_with_is_a_clear_error(ws: Path, waiting: subprocess.Popen[str]) -> None:
     done = epistemic("approve", "1", cwd=ws)
-    assert done.returncode == 1 and "no SSH key to sign with" in done.stderr, done
+    assert done.returncode == 3 and "no SSH key to sign with" in done.stderr, done
     missing = epistemic("approve", "1", "--key", "/nonexistent/key", cwd=ws)
-    assert missing.returncode == 1 and "no such key file" in missing.stderr
+    assert missing.returncode == 3 and "no such key file" in missing.stderr
     assert not (ws / ANSWER).exists()
 
 
@@ -264,7 +276,10 @@ def test_optional_signatures_take_unsigned_answers_and_lint_lists_them(ws: Path)
         cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     eventually((ws / ".epistemic" / "pending" / "1.request.json").exists, "the request")
-    assert epistemic("approve", "1", "--as", "qa", cwd=ws).returncode == 0  # no key here: unsigned
+    answered = epistemic("approve", "1", "--as", "qa", cwd=ws)  # no key here: unsigned
+    assert answered.returncode == 0, answered.stderr
+    assert answered.stdout.startswith("call 1 approved by qa (unsigned"), answered.stdout
+    assert "signed," not in answered.stdout and "answering unsigned" in answered.stderr
     code, err = finish(process)
     assert code == 0, err
     approval = of_kind(ws, "approval")[0]
@@ -404,6 +419,8 @@ def approved(ws: Path, keys: Keys, waiting: subprocess.Popen[str]) -> Path:
     """A journal with one call alice approved (signed), and a later call."""
     answered = epistemic("approve", "1", "--key", str(keys.alice), "--comment", "CHG-114", cwd=ws)
     assert answered.returncode == 0, answered.stderr
+    said = "call 1 approved by alice@example.com (signed, key SHA256:"
+    assert answered.stdout.startswith(said), answered.stdout
     assert finish(waiting)[0] == 0
     return ws
 
@@ -445,7 +462,12 @@ def test_verify_matches_each_signed_approval_to_its_call(approved: Path) -> None
     assert any("1 signed approval(s) match their calls" in n for n in plain["notes"])
     signers = verdict(approved, "--allowed-signers", "allowed_signers")
     assert checks(signers) == ["seal-missing"]  # never sealed; the approval itself is good
+    assert signers["status"] == "unsealed" and signers["exit"] == 4  # missing, not tampered
     assert any("1 signed approval(s) checked" in n for n in signers["notes"])
+    optional = verdict(approved, "--allowed-signers", "allowed_signers", "--seal-optional")
+    assert optional["exit"] == 0 and optional["status"] == "intact" and checks(optional) == []
+    assert any("1 signed approval(s) checked" in n for n in optional["notes"])
+    assert any(n.startswith("no seal: ") for n in optional["notes"])
 
 
 def edit_the_command(record: dict[str, Any]) -> None:
@@ -494,6 +516,10 @@ def test_an_approval_re_signed_by_another_key_is_untrusted(
     assert "approval-untrusted" not in checks(verdict(approved))
     strict = verdict(approved, "--allowed-signers", "allowed_signers")
     assert "approval-untrusted" in checks(strict), strict
+    assert strict["status"] == "tampered" and strict["exit"] == 1  # outranks the missing seal
+    assert strict["check"] == "approval-untrusted" and "seal-missing" in checks(strict)
+    optional = verdict(approved, "--allowed-signers", "allowed_signers", "--seal-optional")
+    assert optional["exit"] == 1 and checks(optional) == ["approval-untrusted"]
 
 
 def test_a_signer_renamed_in_the_record_is_untrusted(approved: Path) -> None:

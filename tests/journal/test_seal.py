@@ -172,7 +172,50 @@ def test_a_full_rewrite_is_caught_by_the_seal(ws: Path, keys: dict[str, Path], h
     assert verdict(ws, env)[0] == 0  # nothing left to tell, unless a seal is required:
     signers = allowed(home, ("alice@example.org", keys["alice"]))
     code, found = verdict(ws, env, "--allowed-signers", str(signers))
-    assert code == 1 and [p["check"] for p in found["problems"]] == ["seal-missing"]
+    assert code == 4 and [p["check"] for p in found["problems"]] == ["seal-missing"]
+    assert found["status"] == "unsealed"
+
+
+def test_a_journal_never_sealed_is_unsealed_not_tampered(
+    ws: Path, keys: dict[str, Path], home: Path
+) -> None:
+    """--allowed-signers asks for a seal: none is there, and nothing was changed. The verdict
+    says what is missing (exit 4), never that the journal was tampered with; --seal-optional
+    lets it pass, saying no seal vouches for it."""
+    env = environ(home)
+    signers = allowed(home, ("alice@example.org", keys["alice"]))
+    done = epistemic_strict("verify", str(ws), "--allowed-signers", str(signers), env=env)
+    assert done.returncode == 4, done
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("UNSEALED: no seal: --allowed-signers asks for a signed head")
+    assert "TAMPERED" not in done.stdout
+    done = epistemic_strict(
+        "verify", str(ws), "--allowed-signers", str(signers), "--seal-optional", env=env
+    )
+    assert done.returncode == 0 and done.stdout.startswith("intact: "), done
+    assert "note: no seal: " in done.stdout
+    alone = epistemic_strict("verify", str(ws), "--seal-optional", env=env)
+    assert alone.returncode == 2 and "--seal-optional goes with --allowed-signers" in alone.stderr
+    bundle = home / "record.zip"
+    assert epistemic_strict("export", str(ws), "-o", str(bundle), env=env).returncode == 0
+    packed = epistemic_strict("verify", str(bundle), "--allowed-signers", str(signers), env=env)
+    assert packed.returncode == 4 and packed.stdout.startswith("UNSEALED: journal: no seal")
+    optional = ("--allowed-signers", str(signers), "--seal-optional")
+    assert epistemic_strict("verify", str(bundle), *optional, env=env).returncode == 0
+    assert epistemic_strict("seal", str(ws), "--key", str(keys["alice"]), env=env).returncode == 0
+    sealed = epistemic_strict("verify", str(ws), "--allowed-signers", str(signers), env=env)
+    assert sealed.returncode == 0 and sealed.stdout.startswith("intact: "), sealed
+
+
+def test_an_expected_head_of_zeros_is_no_line_of_the_journal(ws: Path, home: Path) -> None:
+    """64 zeros is what line 1 names as its `prev`, the hash of no line: expecting it must not
+    pass a journal, any journal."""
+    done = epistemic_strict("verify", str(ws), "--expect-head", "0" * 64, env=environ(home))
+    assert done.returncode == 1, done
+    assert done.stdout.startswith(f"TAMPERED: the expected head {'0' * 64} is not the hash")
+    head = json.loads(epistemic_strict("verify", str(ws), "--json").stdout)["head"]
+    kept = epistemic_strict("verify", str(ws), "--expect-head", head, env=environ(home))
+    assert kept.returncode == 0, kept
 
 
 def test_a_rewriter_sealing_with_their_own_key_is_an_unknown_signer(

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from conftest import epistemic_strict
 from epistemic_agent.cli import app as cli
 from epistemic_agent.cli import policy as cli_policy
 from epistemic_agent.policy.file import load_policy
@@ -55,6 +56,11 @@ id = "installs"
 when = "act == 'setup' && argv0 == 'pip'"
 decision = "ask"
 examples_match = [{ act = "setup", command = "python -m pip install x" }]
+
+[[rule]]
+id = "edits"
+when = "act == 'chnage-state'"
+decision = "ask"
 """
 
 
@@ -301,7 +307,70 @@ def test_the_docs_fault_listing(tmp_path: Path) -> None:
         "for > applied to '(int, string)'",
         '22: rule \'installs\': examples_match #1 {"act": "setup", "command": "python -m pip '
         'install x"} should match, but the condition is false',
+        "26: rule 'edits': `act` is never 'chnage-state' (the acts are collect-info, "
+        "test-hypothesis, verify, change-state, setup, revert, cleanup). Did you mean "
+        "'change-state'?",
     ]
+
+
+ACTS = "collect-info, test-hypothesis, verify, change-state, setup, revert, cleanup"
+NEVER_ACT = f"`act` is never 'chnage-state' (the acts are {ACTS}). Did you mean 'change-state'?"
+NO_KEY = f"`counts` has no key 'setpu' (its keys are the acts: {ACTS}). Did you mean 'setup'?"
+
+
+@pytest.mark.parametrize(
+    ("when", "problem"),
+    [
+        ("act == 'chnage-state'", NEVER_ACT),
+        ("'chnage-state' == act", NEVER_ACT),
+        ("act != 'chnage-state'", NEVER_ACT),
+        ('(act) == "chnage-state"', NEVER_ACT),
+        ("mutating && act in ['revert', 'chnage-state']", NEVER_ACT),
+        ("tool == 'bsh'", "`tool` is never 'bsh' (the tools are bash, read_file, write_file, "
+         "str_replace_edit). Did you mean 'bash'?"),
+        ("effect == 'mutatin'", "`effect` is never 'mutatin' (the effects are read-only, "
+         "mutating, unknown). Did you mean 'mutating'?"),
+        ("counts['setpu'] > 0", NO_KEY),
+        ("counts.setpu > 0", NO_KEY),
+        ("'setpu' in counts", NO_KEY),
+        ("act == 'deploy'", f"`act` is never 'deploy' (the acts are {ACTS})."),
+    ],
+)  # fmt: skip
+def test_a_literal_a_fact_can_never_hold_is_a_fault(
+    tmp_path: Path, when: str, problem: str
+) -> None:
+    """Each of these type-checks and evaluates; each rule would silently never match (or,
+    with !=, always match): the policy does not load, and says which value was meant."""
+    assert problems(tmp_path, rule(json.dumps(when))) == [f"5: rule 'r': {problem}"]
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "act == 'change-state' && tool != 'bash' && effect in ['unknown', 'mutating']",
+        "counts['setup'] > 0 && counts.revert == 0 && 'cleanup' in counts",
+        "paths.exists(act, act == 'src/x')",  # `act` is the macro's variable here
+        "argv0 == 'chnage-state' || ticket == 'deploy' || reason.contains('setpu')",
+        'r\'verify\' == act || act == """setup"""',
+    ],
+)
+def test_literals_a_fact_can_hold_load(tmp_path: Path, when: str) -> None:
+    assert load_policy(write(tmp_path, rule(json.dumps(when)))).rules
+
+
+def test_a_literal_fault_names_its_line_in_a_multi_line_condition(tmp_path: Path) -> None:
+    when = "'''\nmutating &&\n  tool == 'bash' &&\n  act in ['setup',\n 'chnage-state']\n'''"
+    assert problems(tmp_path, rule(when)) == [f"9: rule 'r': {NEVER_ACT}"]
+
+
+def test_policy_check_refuses_a_rule_that_can_never_match(ws: Path) -> None:
+    (ws / "epistemic.toml").write_text(rule(json.dumps("act == 'chnage-state'"), "deny"))
+    done = epistemic_strict("policy", "check", "-C", str(ws))
+    assert done.returncode == 1 and done.stdout == "", done
+    assert done.stderr == f"{ws / 'epistemic.toml'}:5: rule 'r': {NEVER_ACT}\n"
+    (ws / "epistemic.toml").write_text(rule(json.dumps("act == 'change-state'"), "deny"))
+    done = epistemic_strict("policy", "check", "-C", str(ws))
+    assert done.returncode == 0 and done.stdout.endswith("ok\n"), done
 
 
 def test_toml_syntax_error_has_its_line(tmp_path: Path) -> None:
@@ -470,7 +539,7 @@ def test_huge_expressions_are_refused(tmp_path: Path, when: str, problem: str) -
 
 
 def test_long_but_legal_conditions_load_quickly(tmp_path: Path) -> None:
-    when = " || ".join(["(act == 'x' && mutating)"] * 160)[:4000].rsplit(" ||", 1)[0]
+    when = " || ".join(["(act == 'revert' && mutating)"] * 160)[:4000].rsplit(" ||", 1)[0]
     policy = load_policy(write(tmp_path, rule(json.dumps(when))))
     assert decide(policy, act="setup").rule is None
 
@@ -657,11 +726,11 @@ def test_check_lists_faults_and_exits_1(
     code, out, err = run_cli(["policy", "check", str(path)], monkeypatch, capsys)
     assert code == 1 and out == ""
     assert [line.split(": ")[0] for line in err.splitlines()] == [
-        f"{path}:5", f"{path}:10", f"{path}:15", f"{path}:22"
+        f"{path}:5", f"{path}:10", f"{path}:15", f"{path}:22", f"{path}:26"
     ]  # fmt: skip
     code, out, err = run_cli(["policy", "check", str(path), "--json"], monkeypatch, capsys)
     report = json.loads(out)
-    assert code == 1 and report["ok"] is False and len(report["errors"]) == 4
+    assert code == 1 and report["ok"] is False and len(report["errors"]) == 5
 
 
 def test_check_without_a_policy_exits_2(
@@ -741,7 +810,7 @@ def test_explain_with_a_faulty_policy_exits_1(
     write(tmp_path, BAD_POLICY)
     args = ["policy", "explain", "-C", str(tmp_path), "--type", "setup", "--", "ls"]
     code, out, err = run_cli(args, monkeypatch, capsys)
-    assert code == 1 and out == "" and len(err.splitlines()) == 4
+    assert code == 1 and out == "" and len(err.splitlines()) == 5
 
 
 # -- docs/policy.md is true --------------------------------------------------------------------

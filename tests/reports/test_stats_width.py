@@ -85,7 +85,8 @@ def test_a_wide_terminal_shows_one_block_with_whole_names(runs: Path) -> None:
     lines = done.stdout.splitlines()
     assert "\n\n" not in done.stdout  # one block; a name is never wider than 40
     assert any(line.startswith("…a-rather-long-workspace-name-of-its-own ") for line in lines)
-    assert lines[0].split()[-2:] == ["stop", "chain"]
+    assert lines[0].split()[-3:] == ["stop", "chain", "task"]
+    assert lines[1].endswith("  intact  make a marker")
     assert any(line.startswith("gamma-\\x1b[31m[red]") for line in lines)
 
 

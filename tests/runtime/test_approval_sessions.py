@@ -155,7 +155,7 @@ def test_bad_session_choices_are_clear_errors(ws: Path, two: tuple[Asking, Askin
     for asking in two:
         assert asking.process.poll() is None
     never = epistemic("approve", "2", cwd=ws)
-    assert never.returncode == 1 and "no request for call 2" in never.stderr
+    assert never.returncode == 4 and "no request for call 2" in never.stderr
 
 
 @pytest.fixture

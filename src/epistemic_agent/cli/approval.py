@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
     from ..runtime.approval_sessions import Place
 
-EXIT_NOT_PENDING = 1
+#: The exit status of `approve` and `deny` for each outcome (runtime/approval_answer.py).
+EXIT_ANSWER = {"accepted": 0, "closed": 1, "refused": 3, "absent": 4, "unheard": 5}
+DEFAULT_WAIT = 10.0
+MAX_WAIT = 86400
 
 
 def register(sub: Any) -> None:
@@ -40,10 +43,15 @@ def register(sub: Any) -> None:
             "~/.ssh/id_ed25519; `ssh-keygen -Y sign`, namespace epistemic-approval), and the "
             "session checks it against the policy's allowed_signers before the call runs: "
             "the journal records the signer's identity from that file, the key, the signature "
-            "and the comment. Exit 0 when the "
-            "answer was taken; 1 when it cannot be: the request was answered already, timed "
-            "out or withdrawn, was never opened, or the session that asked is gone; 2 when "
-            "call SEQ waits in several sessions and --session does not say which.",
+            "and the comment. It then waits (--wait) for the session's verdict in the "
+            "journal and prints it. Exit 0 when the session took the answer (the journal's "
+            "approval record); 1 when the request was answered already, timed out or was "
+            "withdrawn; 2 on a usage error, or when call SEQ waits in several sessions and "
+            "--session does not say which; 3 when the answer does not count (the session "
+            "refused it: unsigned where signatures are required, an unknown signer, a name "
+            "that is not the key's; or it could not be signed); 4 when no request for call "
+            "SEQ was opened, or the session that asked is gone; 5 when the session recorded "
+            "no verdict within --wait seconds (it may still take the answer).",
         )
         p.add_argument("seq", type=int, metavar="SEQ", help="the call's number")
         workspace_option(p)
@@ -63,6 +71,13 @@ def register(sub: Any) -> None:
             action="store_true",
             help="answer without a signature (counts only where the policy says "
             'signatures = "optional")',
+        )
+        p.add_argument(
+            "--wait",
+            type=float,
+            default=DEFAULT_WAIT,
+            metavar="S",
+            help=f"seconds to wait for the session's verdict (default {DEFAULT_WAIT:g})",
         )
         p.set_defaults(handler=_cmd_answer, decision=verb)
 
@@ -112,12 +127,13 @@ def _cmd_pending(args: argparse.Namespace) -> int:
 
 
 def _cmd_answer(args: argparse.Namespace) -> int:
-    from ..runtime.approval import who
-    from ..runtime.approval_files import answer
+    from ..runtime.approval_answer import ABSENT, Given, give, verdict
     from ..runtime.approval_sessions import folder_for
 
     if args.seq <= 0:
         raise UsageError("SEQ is a call number: 1 or more")
+    if not 0 <= args.wait <= MAX_WAIT:
+        raise UsageError(f"--wait {args.wait:g}: give 0 to {MAX_WAIT} seconds")
     found = _places(args)
     folder = folder_for(found, args.seq)
     if folder is None:
@@ -128,14 +144,15 @@ def _cmd_answer(args: argparse.Namespace) -> int:
             "(see `epistemic pending`)",
             file=sys.stderr,
         )
-        return EXIT_NOT_PENDING
-    problem = answer(
-        folder, args.seq, args.decision, args.name, args.comment, args.key, args.unsigned
-    )
-    if problem is not None:
-        print(f"epistemic: {problem}", file=sys.stderr)
-        return EXIT_NOT_PENDING
-    how = "unsigned" if args.unsigned else "signed"
-    claimed = f" as {args.name}" if args.name else ("" if not args.unsigned else f" as {who(None)}")
-    print(f"call {args.seq} {args.decision}{claimed} ({how}); the session checks the answer")
-    return 0
+        return EXIT_ANSWER[ABSENT]
+    given = give(folder, args.seq, args.decision, args.name, args.comment, args.key, args.unsigned)
+    if isinstance(given, Given):
+        if given.note is not None:
+            print(f"epistemic: {given.note}", file=sys.stderr)
+        outcome = verdict(given, args.wait)
+    else:
+        outcome = given
+    status = EXIT_ANSWER[outcome.kind]
+    print(outcome.message if status == 0 else f"epistemic: {outcome.message}",
+          file=sys.stdout if status == 0 else sys.stderr)  # fmt: skip
+    return status

@@ -13,6 +13,7 @@ from ..core.errors import UsageError
 from ..core.safetext import visible
 from ..reports.bundle.check import verify_bundle
 from ..runtime.options import session_choice, session_option
+from .choice import reading
 
 if TYPE_CHECKING:
     from typing import Any
@@ -86,7 +87,8 @@ def _cmd_lint(args: argparse.Namespace) -> int:
 
     options = options_of(args)
     try:
-        session = load(Path(args.path), verify=False, session=session_choice(args))
+        chosen = reading(args.path, session_choice(args))
+        session = load(Path(args.path), verify=False, session=chosen)
     except ReadError as error:
         raise UsageError(str(error)) from None
     journal = session.journal
@@ -126,7 +128,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
 
 def _session_journal(args: argparse.Namespace) -> Path:
     """The path to export: as given, or the journal of the session --session names."""
-    chosen = session_choice(args)
+    chosen = reading(args.path, session_choice(args))
     if chosen is None:
         return Path(args.path)
     from ..journal.sessions import ReadError, journal_of
@@ -144,12 +146,13 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from ..reports.bundle.export import export
 
     output = Path(args.output)
-    manifest = export(_session_journal(args), output, args.force)
+    journal = _session_journal(args)
+    manifest = export(journal, output, args.force)
     checked = manifest.get("verification") or {}
     status = str(checked.get("status"))
     verdict = verdict_of(checked) if checked else None
     if verdict is not None and status != "intact":  # first: the record does not verify
-        announce(verdict, read_numbered(journal_of(Path(args.path)))[0])
+        announce(verdict, read_numbered(journal_of(journal))[0])
     evidence = manifest["evidence"]["included"]
     print(
         visible(

@@ -10,15 +10,31 @@ from typing import Any
 
 from ..core.errors import UsageError
 from ..runtime.options import session_choice, session_option
+from .choice import reading
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("log", help="the session's calls, one merged record each")
+    p = sub.add_parser(
+        "log",
+        help="the session's calls, one merged record each",
+        description="Print a session's calls, one merged record each (of a workspace of "
+        "several sessions: the newest, said on stderr, or the one --session names). A journal "
+        "that does not verify is announced first, on stderr, and read as it is. Exit 0 when "
+        "read, 2 when there is no journal or an option is malformed.",
+    )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR")
     p.add_argument("--json", action="store_true", help="print a JSON array")
     session_option(p)
     p.set_defaults(handler=_cmd_log)
-    p = sub.add_parser("report", help="re-render RATIONALE.md from the journal")
+    p = sub.add_parser(
+        "report",
+        help="re-render RATIONALE.md from the journal",
+        description="Re-render RATIONALE.md from a session's journal (of a workspace of "
+        "several sessions: the newest, said on stderr, or the one --session names). Exit 0 "
+        "when re-rendered, 1 when re-rendered from a journal that does not verify (announced "
+        "first, and at the report's top), 2 when there is no journal or an option is "
+        "malformed.",
+    )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR")
     session_option(p)
     p.set_defaults(handler=_cmd_report)
@@ -48,7 +64,7 @@ def _cmd_log(args: argparse.Namespace) -> int:
     from ..journal.reading import read_numbered
     from ..journal.records import merge_calls
 
-    journal = _journal_path(args.dir, session_choice(args))
+    journal = _journal_path(args.dir, reading(args.dir, session_choice(args)))
     numbered, notes = read_numbered(journal)
     records = [record for _, record in numbered]
     views = merge_calls(records)
@@ -73,7 +89,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from ..journal.reading import read_numbered
     from ..reports.rationale.report import rebuild
 
-    journal = _journal_path(args.dir, session_choice(args))
+    journal = _journal_path(args.dir, reading(args.dir, session_choice(args)))
     layout = find_layout(journal)
     from ..core.layout import moved_note
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from ..runtime.options import session_choice, session_option, workspace_option
+from .choice import reading
 
 if TYPE_CHECKING:
     from typing import Any
@@ -31,8 +32,9 @@ def register(sub: Any) -> None:
         help="one call in full: reason, command, checks, approval, output, diff",
         description="Show call SEQ of a session as recorded: the reason, the command, the act "
         "and its checks and flags, the policy's decision and approver, the whole stdout and "
-        "stderr kept as evidence, and the diff of every file it changed. Exit 2 for an "
-        "unknown SEQ; 1 when some evidence cannot be shown (missing or changed blob).",
+        "stderr kept as evidence, and the diff of every file it changed. Exit 0 when shown; 1 "
+        "when some evidence cannot be shown (missing or changed blob) or the journal was "
+        "tampered with (announced); 2 for an unknown SEQ, no journal or a malformed option.",
     )
     p.add_argument("seq", metavar="SEQ", help="the call's number (as RATIONALE.md and log show)")
     workspace_option(p)
@@ -83,7 +85,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if seq < 1:
         raise UsageError(f"SEQ must be 1 or more, not {seq}")
     try:
-        loaded = load(_workspace(args), session=session_choice(args))
+        workspace = _workspace(args)
+        loaded = load(workspace, session=reading(workspace, session_choice(args)))
     except ReadError as error:
         raise UsageError(str(error)) from None
     for note in loaded.notes:

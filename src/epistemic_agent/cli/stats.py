@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import UsageError
 from ..core.safetext import visible
 from ..runtime.options import session_choice, session_option
+from .choice import reading
 
 if TYPE_CHECKING:
     from typing import Any
@@ -28,8 +29,9 @@ def register(sub: Any) -> None:
         description="Read sessions' journals and count: calls by act and their shares, "
         "rejections by rule, flags, reverts and what they undid, approvals and denials, "
         "hypotheses tested, wall time, model calls and tokens, how each ended, and the hash "
-        "chain's integrity. One session prints a block; several print one row each and a "
-        "TOTALS row. Read-only. Exit 2 when there is nothing to read.",
+        "chain's integrity. One session prints a block; several print one row each "
+        "(labelled by workspace, and by session id where a workspace has several) and a "
+        "TOTALS row. Read-only. Exit 0 when a session was read, 2 when there is nothing to read.",
     )
     p.add_argument(
         "paths",
@@ -46,8 +48,10 @@ def register(sub: Any) -> None:
         help="two sessions side by side: shape, aligned acts, first divergence, endings",
         description="Compare two sessions (typically two agents on the same task): act "
         "counts and shares, the act sequences aligned, where they first diverge, the files "
-        "each changed, what each reverted, and how each ended. Read-only. Exit 2 when a "
-        "session cannot be read, or when their tasks differ (unless --any-task).",
+        "each changed, what each reverted, and how each ended. Read-only. Exit 0 when "
+        "compared; 2 when a session cannot be read, when A or B is a workspace of several "
+        "sessions and --session does not say which, or when both record a task and the "
+        "tasks differ (unless --any-task).",
     )
     p.add_argument("a", metavar="A", help="the first session: a workspace or a journal file")
     p.add_argument("b", metavar="B", help="the second session")
@@ -58,8 +62,8 @@ def register(sub: Any) -> None:
         action="append",
         metavar="ID",
         help="which session of a workspace (its id or a unique prefix): the first --session "
-        "names A's, a second B's; a side without one is its workspace's newest session "
-        "(`epistemic diff . . --session OLD` compares OLD with the newest)",
+        "names A's, a second B's; a workspace of several sessions needs one "
+        "(`epistemic diff . . --session OLD --session NEW`)",
     )
     p.set_defaults(handler=_cmd_diff)
 
@@ -282,7 +286,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from ..reports.diff import compare, render, tasks_differ
 
     chosen = _diff_sessions(args.session or [])
-    first, second = _load(Path(args.a), chosen[0]), _load(Path(args.b), chosen[1])
+    first = _load(Path(args.a), reading(args.a, chosen[0], strict=True))
+    second = _load(Path(args.b), reading(args.b, chosen[1], strict=True))
     if tasks_differ(first, second) and not args.any_task:
         raise UsageError(
             "the two sessions were given different tasks "

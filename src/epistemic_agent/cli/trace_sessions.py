@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..core.errors import UsageError
 from ..journal.sessions import Loaded, ReadError, find_journals, journal_of, load
+from .choice import reading
 
 
 def choose_sessions(directory: Path, session: str | None, every: bool) -> list[Loaded]:
@@ -15,7 +16,7 @@ def choose_sessions(directory: Path, session: str | None, every: bool) -> list[L
     whose id starts with `session`."""
     try:
         if not every and session is None:
-            return [load(journal_of(directory))]
+            return [load(journal_of(directory, reading(directory, None)))]
         journals = find_journals([directory])
     except ReadError as error:
         raise UsageError(str(error)) from None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import UsageError
 from ..core.safetext import visible
 from ..runtime.options import session_choice, session_option
+from .choice import reading
 
 if TYPE_CHECKING:
     from typing import Any
@@ -29,9 +30,13 @@ def register(sub: Any) -> None:
         "verify",
         help="check the journal's hash chain, its evidence and its seals",
         description="Check the hash chain, the head anchor, every evidence blob the journal "
-        "references (and that the evidence folder holds nothing else), and the seals in "
-        ".epistemic/seals/. Exit 0 when intact, 1 when tampered, 3 when the last line is torn "
-        "(a crash mid-write), 2 when there is no journal or an option is malformed.",
+        "references (and that the evidence folder holds nothing else), the seals in the "
+        "session's seals/ folder and the signed approvals (of a workspace of several "
+        "sessions: the newest, said on stderr, or the one --session names). Exit 0 when "
+        "intact, 1 when tampered, 3 when the last line is torn (a crash mid-write), 4 when "
+        "--allowed-signers asks for a seal and there is none (unsealed: nothing was found "
+        "changed, but no signature vouches for the head), 2 when there is no journal or an "
+        "option is malformed.",
     )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR|JOURNAL|BUNDLE.zip")
     session_option(p)
@@ -40,15 +45,22 @@ def register(sub: Any) -> None:
         "--expect-head",
         metavar="HASH",
         help="a head hash kept elsewhere (a CI log, a change request): it must be the hash of "
-        "a line that verifies, else the journal was rewritten",
+        "a line of the journal that verifies, else the journal was rewritten",
     )
     p.add_argument(
         "--allowed-signers",
         metavar="FILE",
         help="an ssh-keygen allowed_signers file: a seal signed by a key it allows (namespace "
-        "epistemic) must vouch for the journal",
+        "epistemic) must vouch for the journal, and every signed approval must be by the "
+        "principal its record names",
     )
     p.add_argument("--identity", metavar="ID", help="with --allowed-signers: the signer to expect")
+    p.add_argument(
+        "--seal-optional",
+        action="store_true",
+        help="with --allowed-signers: a journal nobody sealed passes (its approvals and any "
+        "seals found are still checked; a note says no seal vouches for it)",
+    )
     p.add_argument(
         "--salvage",
         action="store_true",
@@ -63,10 +75,15 @@ def register(sub: Any) -> None:
         "count, head hash, time, key fingerprint) with `ssh-keygen -Y sign -n epistemic` into "
         ".epistemic/seals/. The key: --key, else the first key in ssh-agent, else "
         "~/.ssh/id_ed25519. Exit 0 when sealed, 1 when the record does not verify, 2 on bad "
-        "input (no key, no ssh-keygen).",
+        "input (no key, no ssh-keygen, a workspace of several sessions without --session).",
     )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR")
-    session_option(p)
+    p.add_argument(
+        "--session",
+        metavar="ID",
+        help="the session to seal (its id or a unique prefix): needed when the workspace has "
+        "several (`epistemic sessions` lists them)",
+    )
     p.add_argument(
         "--key",
         metavar="SSH_KEY",
@@ -89,8 +106,11 @@ def options_of(args: argparse.Namespace) -> Options:
             )
     allowed = getattr(args, "allowed_signers", None)
     identity = getattr(args, "identity", None)
+    optional = bool(getattr(args, "seal_optional", False))
     if identity is not None and allowed is None:
         raise UsageError("--identity needs --allowed-signers FILE")
+    if optional and allowed is None:
+        raise UsageError("--seal-optional goes with --allowed-signers FILE")
     if identity is not None and not identity.strip():
         raise UsageError("--identity is empty")
     if allowed is not None:
@@ -102,7 +122,7 @@ def options_of(args: argparse.Namespace) -> Options:
             keygen()
         except SealError as error:
             raise UsageError(f"--allowed-signers needs ssh-keygen: {error}") from None
-    return Options(head, Path(allowed) if allowed else None, identity)
+    return Options(head, Path(allowed) if allowed else None, identity, optional)
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -110,7 +130,13 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if is_bundle and args.session is not None:
         raise UsageError("--session picks a session of a workspace, not of a bundle")
     if args.salvage:
-        if is_bundle or args.expect_head or args.allowed_signers or args.identity:
+        if (
+            is_bundle
+            or args.expect_head
+            or args.allowed_signers
+            or args.identity
+            or args.seal_optional
+        ):
             raise UsageError("--salvage works on a workspace's journal alone, without options")
         return _cmd_salvage(args)
     options = options_of(args)
@@ -120,7 +146,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         return verify_bundle(Path(args.dir), args.json, options)
     from ..journal.record_check import check_record
 
-    journal = journal_path(args.dir, session_choice(args))
+    journal = journal_path(args.dir, reading(args.dir, session_choice(args)))
     anchor = journal.parent / "head.json" if journal.name == "journal.jsonl" else None
     result = check_record(journal, anchor, options)
     if args.json:
@@ -229,7 +255,7 @@ def _cmd_seal(args: argparse.Namespace) -> int:
     from ..journal.seal import SealError
     from ..journal.sealing import NotSealed, seal
 
-    journal = journal_path(args.dir, session_choice(args))
+    journal = journal_path(args.dir, reading(args.dir, session_choice(args), strict=True))
     try:
         done = seal(journal.resolve(), args.key)
     except SealError as error:

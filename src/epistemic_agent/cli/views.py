@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from ..runtime.options import session_choice, session_option
+from .choice import reading
 
 if TYPE_CHECKING:
     from typing import Any
@@ -29,7 +30,9 @@ def register(sub: Any) -> None:
         description="Draw one session from its journal: the calls in order, one row per act "
         "(failed, rejected, denied and unknown calls, flags and reverts marked), above the "
         "calls per act. The format follows -o's suffix (.png or .svg). Default output: "
-        "NAME-timeline.png in the current directory, NAME being the session's folder.",
+        "NAME-timeline.png in the current directory, NAME being the session's folder. Exit 0 "
+        "when written (a journal that does not verify is announced first, and drawn as "
+        "read), 2 on bad input (no journal, a malformed option).",
     )
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=PATH_HELP)
     p.add_argument("-o", dest="output", metavar="FILE", help="where to write (.png or .svg)")
@@ -48,7 +51,9 @@ def register(sub: Any) -> None:
         "assets): header, shape, timeline, the narrative with filters by act and status, dead "
         "ends, approvals and denials, and the hash chain's verdict. Filters can be set in the "
         "address: report.html#act=revert&status=failed. Default output: NAME-report.html in "
-        "the current directory, NAME being the session's folder.",
+        "the current directory, NAME being the session's folder. Exit 0 when written (a "
+        "journal that does not verify is announced first, and the page shows the verdict), "
+        "2 on bad input (no journal, a malformed option).",
     )
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=PATH_HELP)
     p.add_argument("-o", dest="output", metavar="FILE", help="where to write (.html)")
@@ -63,7 +68,7 @@ def load_session(path: str, session: str | None = None) -> Loaded:
     from ..journal.sessions import ReadError, load
 
     try:
-        loaded = load(Path(path), session=session)
+        loaded = load(Path(path), session=reading(path, session))
     except ReadError as error:
         raise UsageError(str(error)) from None
     announce(loaded.integrity, loaded.numbered())  # first: what follows may not be as recorded

@@ -33,6 +33,7 @@ from ..core.layout import (
     is_session_id,
     workspace_of,
 )
+from ..core.safetext import one_line
 from ..core.structs import struct
 from .log import decode
 
@@ -66,6 +67,20 @@ class Entry:
     def started(self) -> str:
         started = self.header.get("started")
         return started if isinstance(started, str) else ""
+
+    def describe(self) -> str:
+        """The session in a few words, on one line: its id's first 12 digits, when it started,
+        and its task, else its client or model, else what started it."""
+        row = self.to_json()
+        if row["task"]:
+            task = " ".join(row["task"].split())
+            what = f"task {task[:57] + '…' if len(task) > 60 else task!r}"
+        elif row["client"] or row["model"]:
+            what = f"client {row['client']}" if row["client"] else f"model {row['model']}"
+        else:
+            what = "exec/tool"
+        calls = f"{self.calls} call" + ("" if self.calls == 1 else "s")
+        return one_line(f"{self.id[:12]} (started {self.started or '?'}, {what}, {calls})")
 
     def to_json(self) -> dict[str, Any]:
         """`epistemic sessions --json`: one object per session (keys are only added)."""
@@ -221,6 +236,25 @@ def choosing(workspace: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def by_default(target: Path, session: str | None) -> list[Entry]:
+    """The sessions a reader chooses among by default: every session of the workspace `target`
+    names (or of its `.epistemic` folder), oldest first, when there are several and `session`
+    names none; else [] (the path or `session` says which). Readers read the last: the
+    newest, as `find_layout` does."""
+    if session is not None:
+        return []
+    target = target.resolve()
+    if target.is_file() or target.name == JOURNAL_NAME:
+        return []
+    owner = workspace_of(target)
+    if owner is not None and target.name != RECORD_DIR:
+        return []  # a session's own folder
+    if owner is None and (target / JOURNAL_NAME).is_file():
+        return []  # a folder holding one journal: a damaged copy, an unpacked bundle
+    entries = listing(owner or target)
+    return entries if len(entries) > 1 else []
 
 
 def find_layout(target: Path, session: str | None = None) -> Layout:

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.layout import JOURNAL_NAME, workspace_of
 from ..core.structs import field, struct
 from .approval_check import CALL_SEQ, Approvals, check_approvals
 from .evidence_check import Listing, Ref, check_evidence, list_store, refs_of
@@ -37,7 +38,8 @@ PROBLEMS = {
     "seal-invalid": "a seal that is not one, has no signature, or whose signature is bad",
     "seal-mismatch": "a seal of another session, or of a line that hashes otherwise now",
     "seal-untrusted": "a seal signed by a key the allowed-signers file does not allow",
-    "seal-missing": "--allowed-signers, and no seal to check",
+    "seal-missing": "--allowed-signers (without --seal-optional), and no seal to check: the "
+    "journal is unsealed (exit 4), which is not tampering",
     SALVAGE: "the damaged journal a salvaged one continues no longer verifies as recorded",
     "approval-mismatch": "a signed approval whose statement is not its record's (another "
     "session, call, decision, time or comment): copied, or edited",
@@ -46,7 +48,6 @@ PROBLEMS = {
     "record-linked": "the journal or its head anchor has another hard link: it can be written "
     "through another name",
 }
-RECORD_DIR = ".epistemic"
 
 
 @struct
@@ -56,6 +57,13 @@ class Options:
     expect_head: str | None = None
     allowed: Path | None = None
     identity: str | None = None
+    seal_optional: bool = False  # with `allowed`: a journal nobody sealed may pass
+
+    @property
+    def seal_required(self) -> bool:
+        """Whether a journal without a seal fails: `--allowed-signers` asks for a signed head
+        (the defence against a rewriter who deletes the seals), unless `--seal-optional`."""
+        return self.allowed is not None and not self.seal_optional
 
 
 @struct(frozen=False)
@@ -100,10 +108,11 @@ CALL, OUTCOME, APPROVAL = b'"kind":"call"', b'"kind":"outcome"', b'"kind":"appro
 
 
 def record_folder(journal: Path) -> Path | None:
-    """The folder holding the journal's evidence and seals: the record folder it sits in."""
+    """The folder holding the journal's evidence and seals: the record folder it sits in (a
+    workspace's `.epistemic/`, a session's folder, or a copy of one that holds evidence)."""
     folder = journal.parent
-    if journal.name == "journal.jsonl" and (
-        folder.name == RECORD_DIR or (folder / "evidence").is_dir()
+    if journal.name == JOURNAL_NAME and (
+        workspace_of(folder) is not None or (folder / "evidence").is_dir()
     ):
         return folder
     return None
@@ -131,7 +140,7 @@ def check_record(
     _links(result, journal, anchor)
     if options.expect_head is not None:
         _expected(result, walk, options.expect_head)
-    _seals(result, walk, seals, options)
+    missing = _seals(result, walk, seals, options)
     _approvals(result, walk, options)
     if not evidence:
         pass
@@ -143,6 +152,8 @@ def check_record(
         _evidence(result, walk, listing, journal)
     if record is not None:
         _salvaged(result, walk.header, record)
+    if missing is not None:  # last: whatever was found changed outranks it
+        result.lack(missing)
     return result
 
 
@@ -166,13 +177,14 @@ def _links(result: Verification, journal: Path, anchor: Path | None) -> None:
 
 
 def _expected(result: Verification, walk: _Walk, head: str) -> None:
+    """The head kept elsewhere must be the hash of a line of this journal that verifies. The
+    64 zeros that line 1 names as its `prev` are no line's hash: expecting them covers
+    nothing, and would pass any journal."""
     line = (
         walk.expected_at
         if walk.expected_at is not None and walk.expected_at <= result.good
         else None
     )
-    if head == GENESIS:
-        line = 0
     result.extra["expected_head"] = {"head": head, "line": line}
     if line is None:
         result.add(
@@ -189,9 +201,12 @@ def _expected(result: Verification, walk: _Walk, head: str) -> None:
         )
 
 
-def _seals(result: Verification, walk: _Walk, seals: list[SealFile], options: Options) -> None:
+def _seals(
+    result: Verification, walk: _Walk, seals: list[SealFile], options: Options
+) -> Problem | None:
+    """Judge the seals; the required seal that is missing, if one is."""
     if not seals and options.allowed is None:
-        return
+        return None
     session = walk.header.get("session")
     against = Against(
         session if isinstance(session, str) else None,
@@ -200,6 +215,7 @@ def _seals(result: Verification, walk: _Walk, seals: list[SealFile], options: Op
         result.good,
         options.allowed,
         options.identity,
+        options.seal_required,
     )
     verdicts = judge_seals(seals, against)
     result.extra["seals"] = verdicts.seals
@@ -207,6 +223,7 @@ def _seals(result: Verification, walk: _Walk, seals: list[SealFile], options: Op
     for problem in verdicts.problems:
         result.add(problem)
     _coverage(result, verdicts.seals, trusted=options.allowed is not None)
+    return verdicts.missing
 
 
 def _coverage(result: Verification, seals: list[dict[str, Any]], trusted: bool) -> None:

@@ -79,6 +79,7 @@ class SealVerdicts:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seals: list[dict[str, Any]] = field(default_factory=list)
+    missing: Problem | None = None  # a seal was required and there is none: not tampering
 
 
 @struct
@@ -91,6 +92,7 @@ class Against:
     good: int  # lines 1..good verify
     allowed: Path | None = None
     identity: str | None = None
+    required: bool = False  # a journal without a seal does not pass
 
 
 def judge_seals(seals: list[SealFile], against: Against) -> SealVerdicts:
@@ -107,13 +109,17 @@ def judge_seals(seals: list[SealFile], against: Against) -> SealVerdicts:
         verdicts.seals.append(summary)
         if problem is not None:
             verdicts.problems.append(problem)
-    if against.allowed is not None and not seals:
-        verdicts.problems.append(
-            Problem(
-                NONE,
-                "no seal: --allowed-signers asks for a signed head, and .epistemic/seals/ holds "
-                "none (never sealed, or the seals were deleted)",
-            )
+    if not seals and against.required:
+        verdicts.missing = Problem(
+            NONE,
+            "no seal: --allowed-signers asks for a signed head, and the session's seals/ folder "
+            "holds none (never sealed, or the seals were deleted); nothing else says the "
+            "journal was changed (--seal-optional checks it without a seal)",
+        )
+    elif not seals and against.allowed is not None:
+        verdicts.notes.append(
+            "no seal: the session's seals/ folder holds none (never sealed, or the seals were "
+            "deleted), and --seal-optional lets that pass: no signature vouches for the head"
         )
     return verdicts
 

@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     OnLine = Callable[[int, bytes, str], None]  # line number, its bytes, its hash
 
 INTACT, TAMPERED, TORN = "intact", "tampered", "torn"
-EXIT_CODES = {INTACT: 0, TAMPERED: 1, TORN: 3}
+#: A seal the verifier required is missing: nothing was found changed, but nothing vouches.
+UNSEALED = "unsealed"
+EXIT_CODES = {INTACT: 0, TAMPERED: 1, TORN: 3, UNSEALED: 4}
 #: Problem ids of the journal itself (record_check.py adds evidence, seals and anchors).
 CHAIN, TRUNCATED, ANCHOR, TORN_LINE = "chain-broken", "journal-truncated", "anchor-mismatch", "torn"
 RECOVERY = b'"kind":"recovery"'
@@ -68,6 +70,13 @@ class Verification:
         return first + self.more
 
     @property
+    def record_status(self) -> str:
+        """The status of the record itself, a required seal aside: intact, tampered or torn."""
+        if self.status != UNSEALED:
+            return self.status
+        return TORN if any(p.check == TORN_LINE for p in self.problems) else INTACT
+
+    @property
     def damaged(self) -> bool:
         """Whether the journal file itself is damaged (not only its evidence or seals)."""
         return self.status == TAMPERED and any(
@@ -76,11 +85,23 @@ class Verification:
 
     def add(self, problem: Problem) -> None:
         """One more problem: the record does not verify."""
+        if self.status == UNSEALED:  # tampering outranks a missing seal: it comes first
+            self.more, self.problem = self.problems, None
         if self.problem is None:
             self.problem, self.line, self.check = problem.message, problem.line, problem.check
         else:
             self.more.append(problem)
         self.status = TAMPERED
+
+    def lack(self, problem: Problem) -> None:
+        """Something the verifier required is missing (a seal): the record is not found
+        changed, but it does not pass. Tampering outranks it; it outranks a torn line."""
+        if self.status == TAMPERED:
+            self.more.append(problem)
+            return
+        self.more = self.problems
+        self.problem, self.line, self.check = problem.message, problem.line, problem.check
+        self.status = UNSEALED
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -5,6 +5,8 @@ Checks at load time, each reported with the line of the condition it concerns:
     - unknown variables and functions, found by walking the parse tree (an `||` whose left side
       is true never evaluates its right side, so evaluating alone would miss them);
     - regular expression literals given to `matches` (compiled with RE2, as at run time);
+    - string literals compared with a fact they can never be (`act == 'chnage-state'`:
+      cel_values.py);
     - evaluation on the default facts: any error, or a result that is not a bool;
     - every operand of `&&`, `||` and `?:` on its own: a type error (`act == 1`) or an operand
       that is not a bool, even where the default facts never reach it. Operands using a macro's
@@ -20,6 +22,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .cel_values import literal_problems
 from .rules import FACT_TYPES, Rule, complete_facts, default_facts
 
 if TYPE_CHECKING:
@@ -207,7 +210,17 @@ def _static_problems(env: Any, ast: Any) -> list[tuple[int, str]]:
         if token not in FACT_TYPES and token not in bound and token not in base_functions
     ]
     problems += [(t.line or 1, f"unknown function {str(t)!r}") for t in calls if t not in known]
+    problems += literal_problems(ast, bound, functools.partial(_string_value, env))
     return problems or _pattern_problems(env, patterns)
+
+
+def _string_value(env: Any, literal: Any) -> str | None:
+    """A string literal's value (escapes and raw strings as CEL reads them)."""
+    try:
+        value = env.program(literal).evaluate({})
+    except Exception:
+        return None  # the evaluation on the default facts reports it
+    return str(value) if isinstance(value, str) else None
 
 
 def _pattern_problems(env: Any, patterns: list[Any]) -> list[tuple[int, str]]:

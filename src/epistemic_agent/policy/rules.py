@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 DECISIONS = ("allow", "deny", "ask")
 
 EFFECTS = ("read-only", "mutating", "unknown")
+#: The facts whose values are a closed vocabulary (docs/policy.md, "The facts"): a condition
+#: that compares one with any other string can never see it (cel_values.py says so at load).
+CLOSED_FACTS: dict[str, tuple[str, ...]] = {"act": ACT_NAMES, "effect": EFFECTS, "tool": TOOL_NAMES}
 #: What each fact holds, for the docs and for checking the facts an example gives.
 FACT_TYPES: dict[str, str] = {
     "tool": "string",
@@ -297,7 +300,7 @@ def check_facts(partial: dict[str, Any]) -> str | None:
             for k, v in value.items()
         ):
             return f"fact 'counts' maps act names ({', '.join(ACT_NAMES)}) to integers"
-    for key, allowed in (("act", ACT_NAMES), ("effect", EFFECTS), ("tool", TOOL_NAMES)):
+    for key, allowed in CLOSED_FACTS.items():
         if key in partial and partial[key] not in allowed:
             return (
                 f"fact {key!r} must be one of {', '.join(allowed)}; got {short_repr(partial[key])}"

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.layout import RECORD_DIR
+from ..core.layout import workspace_of
 from ..core.vocabulary import act_order
 from ..journal.records import seq_of
 from ..journal.sessions import Loaded
@@ -224,10 +224,10 @@ def table(rows: list[dict[str, Any]], total: dict[str, Any], width: int | None =
 
     width = terminal_width() if width is None else width
     header = ["session", "calls", *ACT_COLUMNS.values(), "rej", "fail", "unk"]
-    header += ["flag", "appr", "deny", "wall", "model", "tokens", "cost", "stop", "chain"]
+    header += ["flag", "appr", "deny", "wall", "model", "tokens", "cost", "stop", "chain", "task"]
     body = [_cells(row, name) for row, name in zip(rows, labels(rows), strict=True)]
-    footer = _cells({**total, "stop": "", "integrity": ""}, "TOTALS")
-    text = frozenset({len(header) - 2, len(header) - 1})
+    footer = _cells({**total, "task": "", "stop": "", "integrity": ""}, "TOTALS")
+    text = frozenset({len(header) - 3, len(header) - 2, len(header) - 1})
     lines = fit([header, *body, footer], text, width)
     shares = " · ".join(
         f"{act}{f' ({ACT_COLUMNS[act]})' if act in ACT_COLUMNS else ''} {share:.1%}"
@@ -260,24 +260,32 @@ def supervisor_text(supervisor: dict[str, Any]) -> str:
 
 
 def labels(rows: list[dict[str, Any]]) -> list[str]:
-    """Short names: each workspace relative to the folder all of them share. A bare journal
-    file (not in a `.epistemic` folder) is named by its file when its folder is another's."""
+    """Short names: each workspace relative to the folder all of them share, followed by the
+    first 8 digits of the session's id (`ws:1a2b3c4d`) when the rows hold several sessions of
+    that workspace. A bare journal file (not in a record folder) is named by its file when its
+    folder is another's."""
 
     if len(rows) < 2:
         return [row["name"] for row in rows]
     journals = [Path(row["journal"]) for row in rows]
     workspaces = [str(Loaded(journal, [], []).workspace) for journal in journals]
     shared = Counter(workspaces)
-    places = [
-        str(journal.with_name(journal.name.removesuffix(".jsonl")))
-        if shared[folder] > 1 and journal.parent.name != RECORD_DIR
-        else folder
-        for journal, folder in zip(journals, workspaces, strict=True)
-    ]
+    places, ids = [], []
+    for journal, folder, row in zip(journals, workspaces, rows, strict=True):
+        session = row.get("session")
+        if shared[folder] > 1 and workspace_of(journal.parent) and isinstance(session, str):
+            places.append(folder)  # sessions of one workspace: told apart by their ids
+            ids.append(f":{session[:8]}")
+        elif shared[folder] > 1:
+            places.append(str(journal.with_name(journal.name.removesuffix(".jsonl"))))
+            ids.append("")
+        else:
+            places.append(folder)
+            ids.append("")
     common = os.path.commonpath(places)
     return [
-        os.path.relpath(place, common) if place != common else row["name"]
-        for place, row in zip(places, rows, strict=True)
+        (os.path.relpath(place, common) if place != common else row["name"]) + short
+        for place, row, short in zip(places, rows, ids, strict=True)
     ]
 
 
@@ -287,7 +295,8 @@ def _cells(row: dict[str, Any], name: str) -> list[str]:
     counts += [sum(row["flags"].values()), row["approved"], row["denied"]]
     spend = row["spend"]
     tokens = spend["input_tokens"] + spend["output_tokens"] if row["tokens_reported"] else "-"
-    ending = [str(row["stop"] or "-"), str(row["integrity"] or "-")]
+    task = " ".join(row["task"].split()) if isinstance(row.get("task"), str) else "-"
+    ending = [str(row["stop"] or "-"), str(row["integrity"] or "-"), task]
     cells = [name, str(row["calls"]), *acts, *map(str, counts), duration(row["wall_time"])]
     return [*cells, str(row["model_calls"]), str(tokens), dollars(row.get("cost")), *ending]
 

@@ -1,7 +1,7 @@
 """The table of `epistemic stats` over several sessions, fitted to the terminal's width.
 
 The width is COLUMNS, else the terminal's, else 80. Numbers are never cut: the text cells
-(the session's name, how it stopped, its chain) are narrowed first, cut with `…` (a name
+(the session's name, how it stopped, its chain, its task) are narrowed first, cut with `…` (a name
 keeps its end, where workspaces differ). When the numbers alone are wider than the terminal,
 the columns are laid out in blocks one under the other, each repeating the session column,
 as wide tables are wrapped elsewhere. The whole of every value is in `--json`.

@@ -8,7 +8,9 @@ which acts cannot reach: execute/sandbox/confinement.py).
 
 When the wait ends (answered, timed out, withdrawn because the call was cancelled, or because
 the session stopped), the request is replaced by `SEQ.closed.json`, which says which: so a
-late `approve` is told exactly why it cannot answer, and exits non-zero.
+late `approve` is told exactly why it cannot answer, and exits non-zero. This module is the
+session's side; approval_answer.py is the answerer's (writing the answer, then reading the
+session's verdict on it from the journal).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,11 +25,9 @@ from typing import TYPE_CHECKING
 from ..core.clock import epoch_of, now
 from ..core.fsutil import make_unique
 from ..core.liveness import recorder_alive
-from ..core.sshsig import SealError
-from ..gate.signing import check, sign
-from ..gate.statement import Statement, parse
-from ..journal.log import decode, line_hash
-from .approval import COMMENT_CAP, Answer, Channel, Request, who
+from ..gate.signing import check
+from ..gate.statement import parse
+from .approval import COMMENT_CAP, Answer, Channel, Request
 
 if TYPE_CHECKING:
     from typing import Any, TextIO
@@ -58,7 +57,7 @@ class FileApprover:
         request_path, answer_path = paths_of(self.folder, request.seq)
         answer_path.unlink(missing_ok=True)  # written before the question: not an answer
         closed_path(self.folder, request.seq).unlink(missing_ok=True)
-        _write_new(request_path, request.to_json(), exclusive=False)
+        write_new(request_path, request.to_json(), exclusive=False)
         self._notice(request)
         closing = "withdrawn"
         try:
@@ -67,7 +66,7 @@ class FileApprover:
                 closing = "timed out" if answer.timed_out else "answered"
             return answer
         finally:
-            _write_new(closed_path(self.folder, request.seq), {"why": closing, "at": now()}, False)
+            write_new(closed_path(self.folder, request.seq), {"why": closing, "at": now()}, False)
             for path in (request_path, answer_path):
                 path.unlink(missing_ok=True)
 
@@ -84,7 +83,7 @@ class FileApprover:
                     denial = {"decision": "denied", "by": None, "timed_out": True, "at": now()}
                     denial["nonce"] = request.nonce
                     denial["comment"] = f"no answer within {self.timeout:g} s"
-                    _write_new(answer_path, denial, exclusive=True)  # loses to a human's
+                    write_new(answer_path, denial, exclusive=True)  # loses to a human's
                     break
                 _sleep(cancel)
             found = read_answer(answer_path, request)
@@ -127,7 +126,7 @@ def closed_path(folder: Path, seq: int) -> Path:
     return folder / f"{seq}.closed.json"
 
 
-def _write_new(path: Path, data: dict[str, Any], exclusive: bool) -> bool:
+def write_new(path: Path, data: dict[str, Any], exclusive: bool) -> bool:
     """Write JSON whole (a reader never sees half); with `exclusive`, only if none is there."""
     handle, name = make_unique(path.parent, prefix=".tmp-", mode=0o644)
     try:
@@ -148,18 +147,16 @@ def _write_new(path: Path, data: dict[str, Any], exclusive: bool) -> bool:
             os.unlink(name)
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
+    """A request, answer or closing file, read up to ANSWER_CAP bytes."""
     with open(path, "rb") as handle:
         return json.loads(handle.read(ANSWER_CAP))
-
-
-read_json = _read_json  # for approval_sessions.py
 
 
 def read_answer(path: Path, request: Request) -> Answer | dict[str, Any]:
     """The answer in the file, or, when it does not count, why not (for the journal)."""
     try:
-        data = _read_json(path)
+        data = read_json(path)
     except (OSError, ValueError) as error:
         return {"why": f"the answer file could not be read ({error})"}
     if not isinstance(data, dict) or data.get("decision") not in ("approved", "denied"):
@@ -222,113 +219,6 @@ def _in_time(answered: str, requested: str) -> bool:
     return signed is not None and asked is not None and asked - 1 <= signed <= time.time() + 60
 
 
-def why_closed(folder: Path, seq: int) -> str:
-    """Why a request cannot be answered, in words, once it is no longer open."""
-    try:
-        closed = _read_json(closed_path(folder, seq))
-    except (OSError, ValueError):
-        return f"no request for call {seq} was ever opened here (see `epistemic pending`)"
-    why = closed.get("why") if isinstance(closed, dict) else None
-    when = closed.get("at") if isinstance(closed, dict) else None
-    if why == "answered":
-        return f"call {seq} was answered already ({when})"
-    if why == "timed out":
-        return f"the request for call {seq} timed out ({when}): the call was denied"
-    return f"the request for call {seq} was withdrawn ({when}): the call will not run"
-
-
-def answer(
-    folder: Path,
-    seq: int,
-    decision: str,
-    by: str | None,
-    comment: str,
-    key: str | None = None,
-    unsigned: bool = False,
-) -> str | None:
-    """Answer a pending request (for `epistemic approve` / `deny`), signed with the operator's
-    SSH key (`key`, else ssh-agent, else ~/.ssh/id_ed25519) unless `unsigned`; the problem,
-    or None."""
-    request_path, answer_path = paths_of(folder, seq)
-    try:
-        asked = _read_json(request_path)
-    except FileNotFoundError:
-        return why_closed(folder, seq)
-    except (OSError, ValueError):
-        return f"the request for call {seq} cannot be read"
-    if not isinstance(asked, dict):
-        return f"the request for call {seq} cannot be read"
-    if not asking(asked):
-        return (
-            f"the session that asked about call {seq} is gone (process {asked.get('pid')}); "
-            "nothing would run the call. Continue the session to close it."
-        )
-    record = {
-        "nonce": asked.get("nonce"),
-        "decision": decision,
-        "by": by.strip() if by and by.strip() else (None if not unsigned else who(None)),
-        "comment": comment[:COMMENT_CAP],
-        "at": now(),
-        "uid": os.getuid(),
-        "host": os.uname().nodename,
-        "pid": os.getpid(),
-    }
-    if not unsigned:
-        problem = _sign(record, asked, folder, key)
-        if problem is not None and (key is not None or asked.get("signatures") == "required"):
-            return problem
-        if problem is not None:  # no key, and unsigned answers count here: say so, go on
-            print(f"epistemic: {problem}; answering unsigned", file=sys.stderr)
-            record["by"] = record["by"] or who(None)
-    if not _write_new(answer_path, record, exclusive=True):
-        return f"call {seq} was answered already"
-    if not request_path.exists():  # the session closed the request while this was written
-        answer_path.unlink(missing_ok=True)
-        return why_closed(folder, seq)
-    return None
-
-
-def _sign(
-    record: dict[str, Any], asked: dict[str, Any], folder: Path, key: str | None
-) -> str | None:
-    """Sign the answer's statement into `record`; the problem, or None."""
-    call = _call_hash(folder.parent / "journal.jsonl", asked)
-    if isinstance(call, str) and call.startswith("!"):
-        return call[1:]
-    statement = Statement(
-        str(asked.get("session")), int(asked["seq"]), call, record["decision"], record["at"],
-        record["comment"],
-    )  # fmt: skip
-    try:
-        signature, _ = sign(statement, key)
-    except SealError as error:
-        return f"cannot sign the answer: {error}"
-    record.update(statement=statement.text(), signature=signature)
-    return None
-
-
-def _call_hash(journal: Path, asked: dict[str, Any]) -> str:
-    """The SHA-256 of the call's line, read from the journal itself and checked against the
-    request ("!problem" when they disagree: the request is not the journal's)."""
-    seq, session, found = asked.get("seq"), None, None
-    try:
-        with journal.open("rb") as handle:
-            for line in handle:
-                body = line.rstrip(b"\n")
-                record = decode(body) or {}
-                if record.get("kind") == "session":
-                    session = record.get("session")
-                elif record.get("kind") == "call" and record.get("seq") == seq:
-                    found = line_hash(body)
-    except OSError as error:
-        return f"!the journal cannot be read ({error.strerror or error})"
-    if found is None or session != asked.get("session"):
-        return f"!the journal holds no call {seq} of session {asked.get('session')}"
-    if asked.get("call") and asked.get("call") != found:
-        return "!the request does not match the journal's call record: it cannot be answered"
-    return found
-
-
 def asking(request: dict[str, Any]) -> bool:
     """Whether the process that wrote a request is alive and is the one that asked."""
     pid = request.get("pid")
@@ -341,7 +231,7 @@ def pending(folder: Path) -> list[dict[str, Any]]:
     found = []
     for path in sorted(folder.glob("*.request.json")) if folder.is_dir() else []:
         try:
-            data = _read_json(path)
+            data = read_json(path)
         except (OSError, ValueError):
             continue
         if not isinstance(data, dict) or not isinstance(data.get("seq"), int):

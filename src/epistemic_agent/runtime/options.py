@@ -132,7 +132,7 @@ def session_option(parser: argparse.ArgumentParser, writer: bool = False) -> Non
         help="the session to continue (its id or a unique prefix), or `new` to start one"
         if writer
         else "which of the workspace's sessions (its id or a unique prefix; default: the "
-        "newest; `epistemic sessions` lists them)",
+        "newest, said on stderr when there are several; `epistemic sessions` lists them)",
     )
 
 

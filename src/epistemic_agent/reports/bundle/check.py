@@ -36,8 +36,8 @@ MAX_MEMBERS = 100_000
 
 
 def verify_bundle(path: Path, as_json: bool, options: Options | None = None) -> int:
-    """Check an audit bundle: 0 intact, 1 tampered, 3 torn journal, 2 when it is not a bundle
-    (or there is no such file)."""
+    """Check an audit bundle: 0 intact, 1 tampered, 3 torn journal, 4 unsealed (a seal was
+    asked for, none is in the bundle), 2 when it is not a bundle (or there is no such file)."""
     try:
         if not path.exists():
             raise UsageError("no such bundle: the file does not exist")
@@ -76,7 +76,7 @@ class BundleCheck:
 
     @property
     def exit_code(self) -> int:
-        return {"intact": 0, "tampered": 1, "torn": 3}[self.status]
+        return {"intact": 0, "tampered": 1, "torn": 3, "unsealed": 4}[self.status]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -142,6 +142,9 @@ def _check(archive: Any, options: Options | None) -> BundleCheck:
             _check_journal(record, manifest, listed, result, options)
     if result.problems:
         result.status = "tampered"
+    elif result.journal is not None and result.journal.status == "unsealed":
+        result.status = "unsealed"
+        result.problems.append(f"journal: {result.journal.problem}")
     elif result.journal is not None and result.journal.status == "torn":
         result.status = "torn"
         result.problems.append(f"journal: {result.journal.problem}")
@@ -214,9 +217,10 @@ def _check_journal(
         )
     elif recorded.get("status") == "tampered":  # the rest of the record was, when exported
         result.problems += [f"when exported: {text}" for text in _exported_problems(recorded)]
-    elif found.status != recorded.get("status"):
+    elif found.record_status != recorded.get("status"):  # a required seal aside
         result.problems.append(
-            f"journal: verifies as {found.status}, the manifest records {recorded.get('status')}"
+            f"journal: verifies as {found.record_status}, the manifest records "
+            f"{recorded.get('status')}"
         )
     _check_refs(journal, manifest, listed, result)
 
