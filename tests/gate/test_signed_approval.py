@@ -530,3 +530,26 @@ def test_a_signer_renamed_in_the_record_is_untrusted(approved: Path) -> None:
     rechain(approved, rename)
     strict = verdict(approved, "--allowed-signers", "allowed_signers")
     assert "approval-untrusted" in checks(strict), strict
+
+
+def test_a_preset_asks_for_no_signature_and_a_default_key_does_not_refuse_the_answer(
+    tmp_path: Path, keys: Keys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no allowed signers nobody could check a signature: `approve` answers unsigned,
+    even with a key at ~/.ssh/id_ed25519, and the session takes the answer."""
+    ws = tmp_path / "preset"
+    ws.mkdir()
+    home = home_with(tmp_path, keys.mallory)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    argv = ["exec", "--approve", "mutating", "--type", "change-state", "--reason", CHANGE]
+    process = subprocess.Popen(
+        [EPISTEMIC, *argv, "--", "touch made.txt"],
+        cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    eventually((ws / ".epistemic" / "pending" / "1.request.json").exists, "the request")
+    answered = epistemic("approve", "1", "--as", "qa", cwd=ws)
+    assert answered.returncode == 0 and "unsigned" in answered.stdout + answered.stderr, answered
+    assert finish(process)[0] == 0 and (ws / "made.txt").exists()
+    (approval,) = of_kind(ws, "approval")
+    assert approval["signed"] is False and approval["by"] == "qa"

@@ -97,6 +97,7 @@ class Request:
             "pid": os.getpid(),
             "call": self.call,
             "signatures": self.signatures,
+            "allowed_signers": self.signers is not None,  # whether a signature can be checked
         }
 
     def bound(self, call: str, rejected: Callable[[dict[str, Any]], None]) -> Request:
