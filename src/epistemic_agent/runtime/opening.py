@@ -129,7 +129,9 @@ def git_setup(workspace: Path) -> list[Path]:
     git = workspace / ".git"
     if git.is_symlink() or not git.is_dir():
         return []
-    return [path for path in (git / "hooks", git / "config") if os.path.lexists(path)]
+    hooks, config = git / "hooks", git / "config"  # as a folder and a file: anything else
+    found = [hooks] if hooks.is_dir() and not hooks.is_symlink() else []  # cannot be bound
+    return found + ([config] if config.is_file() and not config.is_symlink() else [])
 
 
 def session_record(
