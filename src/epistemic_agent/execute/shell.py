@@ -22,6 +22,7 @@ from .sandbox.confinement import Launch, in_confined_thread
 if TYPE_CHECKING:
     from ..core.cancel import Cancel
     from .reaper import Reaper
+    from .sandbox.tripwire import Attempts
 
 DEFAULT_TIMEOUT = 120.0
 KILL_GRACE = 1.0
@@ -40,6 +41,8 @@ class Execution:
     stderr: Path
     stopped_background: bool
     cancelled: bool = False  # stopped because the call was cancelled (see cancel.py)
+    #: the renames and removals it attempted on protected paths (None: no tripwire was set)
+    attempts: Attempts | None = None
 
     def discard(self) -> None:
         for path in (self.stdout, self.stderr):
@@ -68,30 +71,68 @@ def run_shell(
     a `reaper`, processes that escaped the command's group (setsid, double forks) are caught
     and stopped when it ends. A `cancel` set while it runs stops its process group at once.
     `stdin` names a file the command reads (else /dev/null); `program` runs `-c command`.
+    With a tripwire in `launch`, it is listened to from before the spawn until every process
+    of the call has been stopped, and `attempts` holds what it saw.
     """
     scratch.mkdir(parents=True, exist_ok=True)
-    if capture is None:
-        out_fd, out_path = make_unique(scratch, prefix="call-", suffix=".out", mode=0o644)
-        err_fd, err_path = make_unique(scratch, prefix="call-", suffix=".err", mode=0o644)
-    else:  # reused between calls while they stay empty: creating files is slow on some disks
-        out_path, err_path = capture
-        out_fd, err_fd = (os.open(p, _REUSE, 0o644) for p in capture)
     launch = launch or Launch()
     argv = [*launch.argv_prefix, program, "-c", command]
+    started = time.monotonic()
+    tripwire = launch.tripwire
+    if tripwire is not None:
+        tripwire.listen()
+    try:
+        found = _find_program(argv[0])
+        if capture is None:
+            out_fd, out_path = make_unique(scratch, prefix="call-", suffix=".out", mode=0o644)
+            err_fd, err_path = make_unique(scratch, prefix="call-", suffix=".err", mode=0o644)
+        else:  # reused between calls while they stay empty: creating files is slow on some disks
+            out_path, err_path = capture
+            out_fd, err_fd = (os.open(p, _REUSE, 0o644) for p in capture)
+        spawn = partial(_popen, found, argv, cwd, out_fd, err_fd, env, stdin)
+        waiter = _spawn_and_wait(spawn, launch, (out_fd, err_fd), timeout, reaper, cancel, on_slow)
+        finished = waiter.returncode is not None
+        stopped = finished and _kill_leftovers(waiter.pid)
+        if reaper is not None:
+            stopped = reaper.sweep() or stopped
+        _drop_unless_regular(out_path, err_path)
+    finally:  # on every way out: the listener stops, the call's watched calls cannot hang
+        attempts = None if tripwire is None else tripwire.finish()
+    return Execution(
+        waiter.returncode,
+        not finished and not waiter.cancelled,
+        time.monotonic() - started,
+        out_path,
+        err_path,
+        stopped,
+        waiter.cancelled,
+        attempts,
+    )
+
+
+def _spawn_and_wait(
+    spawn: Callable[[], int],
+    launch: Launch,
+    fds: tuple[int, int],
+    timeout: float,
+    reaper: Reaper | None,
+    cancel: Cancel | None,
+    on_slow: Callable[[], None] | None,
+) -> _Waiter:
+    """Start the command (confined by `launch`) and wait for it, stopping its group when the
+    timeout runs out or the call is cancelled; the waiter's returncode is None then."""
     started = time.monotonic()
     if reaper is not None:
         reaper.start()
     try:
-        found = _find_program(argv[0])
-        spawn = partial(_popen, found, argv, cwd, out_fd, err_fd, env, stdin)
         pid = spawn() if launch.confine is None else in_confined_thread(launch.confine, spawn)
     except BaseException:
         if reaper is not None:
             reaper.sweep()
         raise
     finally:
-        os.close(out_fd)
-        os.close(err_fd)
+        for fd in fds:
+            os.close(fd)
     waiter = _Waiter(pid, cancel)
     try:
         finished = waiter.wait(min(SLOW_AFTER, timeout))
@@ -101,24 +142,13 @@ def run_shell(
             finished = finished or waiter.wait(timeout - (time.monotonic() - started))
         if not finished:
             _stop_group(waiter)
+            waiter.returncode = None  # reaped after the kill: not the command's own ending
     except BaseException:  # Ctrl-C or the like: never leave the command running
         _stop_group(waiter)
         if reaper is not None:
             reaper.sweep()
         raise
-    stopped = finished and _kill_leftovers(pid)
-    if reaper is not None:
-        stopped = reaper.sweep() or stopped
-    _drop_unless_regular(out_path, err_path)
-    return Execution(
-        waiter.returncode if finished else None,
-        not finished and not waiter.cancelled,
-        time.monotonic() - started,
-        out_path,
-        err_path,
-        stopped,
-        waiter.cancelled,
-    )
+    return waiter
 
 
 def _find_program(name: str) -> str:

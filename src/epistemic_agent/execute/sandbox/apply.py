@@ -17,7 +17,9 @@ this order, each step failing closed (OSError: the call does not run):
    /dev/shm, the call's capture files and the harmless devices; signals and abstract sockets
    scoped to the call's own processes (ABI 6); with an allow-list of readable paths, reads,
    listings and executions only beneath those, the writable folders, the devices and (where
-   step 2 put the decoys in place) the covered folders.
+   step 2 put the decoys in place) the covered folders;
+5. with a tripwire (a shell act's), the seccomp filter that shows the session every rename
+   or removal the act attempts (tripwire.py): it changes nothing the act can do.
 
 Without namespaces (mechanism `landlock`), steps 1 and 2 are skipped.
 """
@@ -25,13 +27,19 @@ Without namespaces (mechanism `landlock`), steps 1 and 2 are skipped.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ...core.structs import struct
 from . import landlock as confine_landlock
 from . import readable as confine_read
 from . import syscalls as confine_sys
 from .platform import Platform
 from .view import View
+
+if TYPE_CHECKING:
+    from .tripwire import Tripwire
 
 #: Character devices every act may write: sinks and sources, never storage.
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
@@ -43,7 +51,20 @@ _READ_ONLY_ATTRS = (
 )
 
 
-def enter(view: View, platform: Platform, files: tuple[str, ...]) -> None:
+@struct
+class Launch:
+    """How the executor starts a confined command."""
+
+    confine: Callable[[], None] | None = None  # run by the spawning thread on itself
+    argv_prefix: tuple[str, ...] = ()  # bwrap
+    #: what `confine` arms to see the renames and removals the act attempts on protected paths
+    #: (landlock mechanisms): the executor listens before the spawn, finishes after the call
+    tripwire: Tripwire | None = None
+
+
+def enter(
+    view: View, platform: Platform, files: tuple[str, ...], tripwire: Tripwire | None = None
+) -> None:
     """Confine the calling thread (and what it spawns) to `view`. Raises OSError."""
     shm: tuple[Path, ...] = ()
     if platform.namespaces is not None:
@@ -56,6 +77,8 @@ def enter(view: View, platform: Platform, files: tuple[str, ...]) -> None:
         files_ = tuple(Path(path) for path in (*files, *DEVICES))
         readable = _readable(view, covered=platform.namespaces is not None)
         confine_landlock.restrict_thread(grants, files_, platform.landlock_abi, readable)
+    if tripwire is not None:  # last: what it watches is what the act itself attempts
+        tripwire.install()
 
 
 def _readable(view: View, covered: bool) -> tuple[Path, ...] | None:

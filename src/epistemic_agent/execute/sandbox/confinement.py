@@ -27,10 +27,10 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from ...core.structs import struct
 from ...core.vocabulary import GUARANTEES, is_mutating
 from . import apply as confine_apply
 from . import readable as confine_read
+from .apply import Launch as Launch  # where the executor and the runtime find it
 from .install import (
     Exposure,
     exposures,
@@ -81,14 +81,6 @@ _ENV_WITH = {"SSH_AUTH_SOCK": ("SSH_AUTH_SOCK", "SSH_AGENT_PID"), "~/.gnupg": ("
 
 class ConfinementError(OSError):
     """The sandbox could not be set up for a call; the call does not run."""
-
-
-@struct
-class Launch:
-    """How the executor starts a confined command."""
-
-    confine: Callable[[], None] | None = None  # run by the spawning thread on itself
-    argv_prefix: tuple[str, ...] = ()  # bwrap
 
 
 class Confinement:
@@ -204,8 +196,12 @@ class Confinement:
         if mechanism == "bwrap":
             assert self.platform.bwrap is not None
             return Launch(argv_prefix=confine_apply.bwrap_argv(self.platform.bwrap, view))
+        from . import tripwire as confine_tripwire  # only once an act runs: exec's start-up
+
         names = tuple(str(path) for path in files)
-        return Launch(confine=partial(confine_apply.enter, view, self.platform, names))
+        tripwire = confine_tripwire.Tripwire(view)
+        enter = partial(confine_apply.enter, view, self.platform, names, tripwire)
+        return Launch(confine=enter, tripwire=tripwire)
 
     def run(self, act: str, work: Callable[[], T]) -> T:
         """Run `work` (a file tool's I/O) in a thread confined as a command of `act` would be.

@@ -1,0 +1,253 @@
+"""A tripwire: every rename or removal an act attempts on a protected path, by any route.
+
+The mounts of a view (apply.py) already make these attempts fail: a protected file is a
+read-only bind, and each folder leading to it is bound onto itself, so a rename or removal of
+either fails (EBUSY, EROFS) whatever program makes it. This module only *sees* them, so the
+record can say that an act tried; a parse of the command cannot (`python3 -c` can rename).
+
+How: the confining thread, last of all in `apply.enter` (after no_new_privs and Landlock),
+installs a seccomp filter (seccomp.py) that sends rename, renameat, renameat2, rmdir, unlink
+and unlinkat to a listener; the act and everything it spawns inherit it. A thread of the
+session (`listen`) receives each call, reads its path arguments from the process's memory,
+resolves them as that process sees them (its root, working directory or directory fd, through
+/proc/PID/...), and records an `Attempt` when a path is a protected, hidden or covered item, a
+folder leading to one (a pinned folder, or any folder above), or a path inside one. Then it
+answers CONTINUE: the kernel does what it would have done, and the mounts make it fail.
+
+It decides nothing: every call goes on as if unwatched. A process can change its path string,
+its working directory or a symlink between our look and the kernel's (TOCTOU), so a report can
+be wrong or missing, but nothing gets through that the mounts would stop. It never hangs an
+act: the listener's fd is closed when the call ends (`finish`) or if the listener fails, and
+from then on a watched call fails with ENOSYS instead of waiting. A process whose memory the
+session cannot read (a non-root session and an act that made itself non-dumpable) is reported
+as an attempt on an unreadable path. At most MAX_KEPT attempts are kept per call; the rest
+are counted.
+
+Not watched: acts under bwrap (bwrap 0.8 takes compiled filters with --add-seccomp-fd, but
+installs them without a listener, so a notifying filter there only makes the calls fail);
+file tools (`Confinement.run`: their paths are checked before they open anything); a host
+other than x86_64 or aarch64 (no filter is made for it: `Attempts.unwatched` says so).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import threading
+from typing import TYPE_CHECKING
+
+from ...core.structs import struct
+from . import seccomp
+
+if TYPE_CHECKING:
+    from .view import View
+
+MAX_KEPT = 100
+STOP_WAIT = 2.0  # seconds `finish` waits for the listener to drain and stop
+UNREADABLE = "(unreadable)"
+_OPEN_DIR = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+@struct
+class Attempt:
+    """One watched call on a protected path: the call, the path it named (absolute, as the act
+    saw it), and the item that path is, leads to or lies in."""
+
+    syscall: str
+    path: str
+    target: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"syscall": self.syscall, "path": self.path, "target": self.target}
+
+
+@struct
+class Attempts:
+    """What one call was seen to try: the first MAX_KEPT attempts, how many more, and why the
+    call was not watched (None when it was)."""
+
+    kept: tuple[Attempt, ...] = ()
+    more: int = 0
+    unwatched: str | None = None
+
+
+class Tripwire:
+    """The watch over one call: `listen` (session thread, before the spawn), `install` (the
+    confining thread, from `apply.enter`), `finish` (once the call and its leftovers ended)."""
+
+    def __init__(self, view: View) -> None:
+        self.machine = seccomp.host()
+        ends = (*view.protected, *view.hidden, *(path for path, _ in view.covers))
+        self._items = tuple(sorted(set(ends)))
+        self._insides = tuple(item.rstrip("/") + "/" for item in self._items)
+        self._leads: dict[str, str] = {}  # each item and every folder above it -> the item
+        for item in sorted(ends):
+            path = item
+            while True:
+                self._leads.setdefault(path, item)
+                if path == os.path.dirname(path):
+                    break
+                path = os.path.dirname(path)
+        self._listener: int | None = None
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+        self._kept: list[Attempt] = []
+        self._more = 0
+        self._unwatched: str | None = None
+        self._thread: threading.Thread | None = None
+        self._stop: tuple[int, int] | None = None
+        self._result: Attempts | None = None
+
+    # -- the session's side --------------------------------------------------------------------
+
+    def listen(self) -> None:
+        """Start the listener; `install` sends it the filter's fd. Without a `listen` first,
+        `install` installs nothing (a confine run where no one would answer)."""
+        if self.machine is None or self._thread is not None:
+            return
+        self._stop = os.pipe2(os.O_CLOEXEC)
+        self._thread = threading.Thread(target=self._run, name="epistemic-tripwire", daemon=True)
+        self._thread.start()
+
+    def finish(self) -> Attempts:
+        """Stop listening (after answering what is pending) and say what was seen. Any process
+        of the call still alive then gets ENOSYS from a watched call."""
+        if self._result is not None:
+            return self._result
+        if self.machine is None:
+            self._result = Attempts(unwatched=f"no seccomp filter for {os.uname().machine}")
+            return self._result
+        if self._thread is None or self._stop is None:
+            self._result = Attempts(unwatched="no listener was started")
+            return self._result
+        os.write(self._stop[1], b"x")
+        self._ready.set()  # wakes a listener still waiting for an install that never came
+        self._thread.join(STOP_WAIT)
+        if self._thread.is_alive():
+            self._note("the listener did not stop in time: what it saw last may be missing")
+        else:
+            for fd in self._stop:
+                os.close(fd)
+        with self._lock:
+            kept, more, unwatched = tuple(self._kept), self._more, self._unwatched
+        if self._listener is None and unwatched is None:
+            unwatched = "the filter was not installed"
+        self._result = Attempts(kept, more, unwatched)
+        return self._result
+
+    # -- the confining thread's side -----------------------------------------------------------
+
+    def install(self) -> None:
+        """Filter the calling thread and what it spawns (after no_new_privs). A filter the
+        kernel refuses leaves the call unwatched, never unrun: watching decides nothing."""
+        if self._thread is None or self.machine is None:
+            return
+        try:
+            self._listener = seccomp.install(self.machine)
+        except OSError as error:
+            self._note(f"seccomp refused the filter: {error.strerror}")
+        self._ready.set()
+
+    # -- the listener --------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        self._ready.wait()
+        listener, stop = self._listener, self._stop
+        if listener is None or stop is None:
+            return
+        try:
+            self._serve(seccomp.Listener(listener, self.machine or ""), stop[0])
+        except Exception as error:  # closing the fd below turns every waiting call into ENOSYS
+            self._note(f"the listener failed: {error}")
+        finally:
+            os.close(listener)
+
+    def _serve(self, listener: seccomp.Listener, stop: int) -> None:
+        poller = select.poll()
+        poller.register(listener.fd, select.POLLIN)
+        poller.register(stop, select.POLLIN)
+        while True:
+            events = dict(poller.poll())
+            if events.get(listener.fd, 0) & select.POLLIN:
+                self._answer(listener)
+            elif events:  # stopped, or no process is left that could make a call
+                break
+        poller.unregister(stop)
+        while any(got & select.POLLIN for _, got in poller.poll(0)):  # what came before
+            self._answer(listener)
+
+    def _answer(self, listener: seccomp.Listener) -> None:
+        call = listener.receive()
+        if call is None:
+            return
+        try:
+            found = self._examine(listener, call)
+            if found and listener.still_blocked(call):
+                self._keep(found)
+        finally:
+            listener.carry_on(call)
+
+    def _examine(self, listener: seccomp.Listener, call: seccomp.Call) -> list[Attempt]:
+        found: list[Attempt] = []
+        for dirfd_at, path_at in seccomp.PATH_ARGS.get(call.name, ()):
+            try:
+                raw = listener.read_string(call.pid, call.args[path_at])
+            except PermissionError:
+                found.append(Attempt(call.name, UNREADABLE, UNREADABLE))
+                continue
+            if not raw:
+                continue  # a bad address or an empty path: the call fails on its own
+            dirfd = seccomp.AT_FDCWD if dirfd_at is None else seccomp.as_fd(call.args[dirfd_at])
+            path = resolve(call.pid, dirfd, os.fsdecode(raw))
+            target = None if path is None else self._target(path)
+            if path is not None and target is not None:
+                found.append(Attempt(call.name, path, target))
+        return found
+
+    def _target(self, path: str) -> str | None:
+        """The item `path` is, leads to or lies in; None for any other path."""
+        item = self._leads.get(path)
+        if item is not None or not path.startswith(self._insides):
+            return item
+        return next(item for item in self._items if path.startswith(item.rstrip("/") + "/"))
+
+    def _keep(self, found: list[Attempt]) -> None:
+        with self._lock:
+            room = max(MAX_KEPT - len(self._kept), 0)
+            self._kept += found[:room]
+            self._more += len(found[room:])
+
+    def _note(self, why: str) -> None:
+        with self._lock:
+            self._unwatched = self._unwatched or why
+
+
+def resolve(pid: int, dirfd: int, name: str) -> str | None:
+    """`name` as process `pid` names it (relative to its working directory or `dirfd`), as an
+    absolute path: its folder resolved by the kernel through /proc/PID (in the process's own
+    mount namespace, symlinks followed), its last part kept (a rename or removal does not
+    follow it). None when the folder cannot be found (the call then fails on its own)."""
+    stripped = name.rstrip("/") or "/"
+    folder, _, last = stripped.rpartition("/")
+    if last in (".", ".."):  # the whole path names a folder; rmdir or rename of it fails
+        folder, last = stripped, ""
+    if name.startswith("/"):
+        start = f"/proc/{pid}/root"
+    elif dirfd == seccomp.AT_FDCWD:
+        start = f"/proc/{pid}/cwd"
+    else:
+        start = f"/proc/{pid}/fd/{dirfd}"
+    try:
+        if not folder and not name.startswith("/"):
+            base = os.readlink(start)  # a bare name: the folder is the cwd or the dirfd
+        else:
+            fd = os.open(f"{start}/{folder}", _OPEN_DIR)
+            try:
+                base = os.readlink(f"/proc/self/fd/{fd}")
+            finally:
+                os.close(fd)
+    except OSError:
+        return None
+    if not last:
+        return base
+    return f"{base.rstrip('/')}/{last}"
