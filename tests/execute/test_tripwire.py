@@ -11,9 +11,13 @@ the watch hang it.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import shlex
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,9 +144,11 @@ def attempted(done: Execution) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("mechanism", ["landlock+namespaces", "bwrap"])
 def test_every_attempt_on_the_path_to_a_protected_file_fails_and_is_seen(
-    box: Box, level: str, route: str
+    tmp_path: Path, mechanism: str, level: str, route: str
 ) -> None:
+    box = make_box(tmp_path, mechanism)
     done = box.run(ROUTES[route].format(path=level, tools=box.tools))
     assert done.returncode != 0, f"{route} {level}: {done.stderr.read_text()}"
     assert box.protected.read_text() == ORIGINAL, f"{route} {level} changed the file"
@@ -169,6 +175,18 @@ def test_a_32_bit_system_call_is_seen_too(box: Box) -> None:
     done = box.run(f"{PY} {box.tools}/i386_rename.py a moved")
     assert box.protected.read_text() == ORIGINAL
     assert (str(box.ws / "a"), str(box.protected)) in attempted(done)
+
+
+def test_a_chrooted_act_is_seen_through_its_root(box: Box) -> None:
+    """A root act may chroot (CAP_SYS_CHROOT is kept): its `..` stops at its new root, and an
+    absolute path starts there; the folder it names is still the pinned one."""
+    if os.geteuid() != 0:
+        pytest.skip("chroot needs root")
+    enter = "import os; os.chroot('a/b'); os.chdir('/'); "
+    for rename in ("os.rename('/../c', '/x')", "os.rename('../../c/', 'y')"):
+        done = box.run(f'{PY} -c "{enter}{rename}"')
+        assert done.returncode != 0 and box.protected.read_text() == ORIGINAL
+        assert (str(box.ws / "a/b/c"), str(box.protected)) in attempted(done), rename
 
 
 def test_io_uring_is_not_a_way_around_the_watch(box: Box) -> None:
@@ -205,7 +223,9 @@ def test_where_no_mount_stops_it_the_attempt_is_still_seen(tmp_path: Path) -> No
 # -- what is not an attempt -------------------------------------------------------------------
 
 
-def test_ordinary_renames_work_and_are_not_reported(box: Box) -> None:
+@pytest.mark.parametrize("mechanism", ["landlock+namespaces", "landlock", "bwrap"])
+def test_ordinary_renames_work_and_are_not_reported(tmp_path: Path, mechanism: str) -> None:
+    box = make_box(tmp_path, mechanism)
     done = box.run(
         "git init -q && echo x > f && git add f && "
         "git -c user.name=t -c user.email=t@t commit -qm one && mv f g && "
@@ -293,9 +313,23 @@ def test_a_host_without_a_filter_says_the_calls_were_not_watched(
     assert "no seccomp filter" in (done.attempts.unwatched or "")
 
 
-def test_bubblewrap_acts_are_not_watched(tmp_path: Path) -> None:
-    box = make_box(tmp_path, mechanism="bwrap")
-    assert box.confinement.launch(CHANGE).tripwire is None
+@pytest.mark.parametrize("mechanism", ["landlock+namespaces", "bwrap"])
+def test_a_filter_the_kernel_refuses_leaves_the_act_running_unwatched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mechanism: str
+) -> None:
+    """As with a setuid bwrap and no CAP_SYS_ADMIN (seccomp then wants no_new_privs, which
+    that bwrap cannot run under): the act runs, and the execution says it was not watched."""
+
+    def refused(machine: str) -> int:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(seccomp, "install", refused)
+    box = make_box(tmp_path, mechanism)
+    done = box.run("touch f && mv f g && mv a moved")
+    assert done.returncode != 0 and (box.ws / "g").exists()
+    assert box.protected.read_text() == ORIGINAL
+    assert done.attempts is not None and done.attempts.kept == ()
+    assert done.attempts.unwatched == "seccomp refused the filter: Permission denied"
 
 
 def test_the_filter_is_small_and_ends_in_its_own_returns() -> None:
@@ -306,3 +340,67 @@ def test_the_filter_is_small_and_ends_in_its_own_returns() -> None:
             if code == 0x15:
                 assert index + 1 + max(jt, jf) < len(program)
     assert ctypes.sizeof(seccomp._Notif) == 80 and ctypes.sizeof(seccomp._Resp) == 24
+
+
+# -- a session without root -------------------------------------------------------------------
+
+AS_NOBODY = """
+import json, sys
+from pathlib import Path
+from epistemic_agent.execute.sandbox.confinement import Confinement
+from epistemic_agent.execute.sandbox.platform import Platform, detect
+from epistemic_agent.execute.shell import run_shell
+ws, scratch, mechanism, abi = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+found = detect() if mechanism == "landlock+namespaces" else None
+platform = found or Platform(int(abi), None, None, "off", None, "off")
+guarded = (ws / "a/b/c/protected.toml",)
+confinement = Confinement(platform, ws, scratch, ws / ".epistemic", guarded, secrets=())
+hide = "import ctypes, os; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)"  # PR_SET_DUMPABLE 0
+move = f"{hide}; os.rename('a/b', 'x'); os.rename('x', 'a/b')"
+done = run_shell(f'/usr/bin/python3 -c "{move}"', ws, 10, scratch,
+                 launch=confinement.launch("change-state"))
+seen = done.attempts
+print(json.dumps({"mechanism": platform.mechanism(), "unread": seen.unread,
+                  "kept": [[a.path, a.target] for a in seen.kept]}))
+"""
+
+
+AS_USER_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--")
+
+
+@pytest.mark.parametrize("mechanism", ["landlock+namespaces", "landlock"])
+def test_a_session_without_root_watches_too(tmp_path: Path, mechanism: str) -> None:
+    """As nobody, a process that makes itself non-dumpable to hide its memory: in a user
+    namespace the session may still read it; without one, its calls are counted as unread,
+    never taken for attempts on anything."""
+    if os.geteuid() != 0:
+        pytest.skip("switching to another user needs root")
+    base = Path(tempfile.mkdtemp(prefix="epistemic-nobody-"))
+    try:
+        base.chmod(0o755)
+        package = Path(tripwire_module.__file__).parents[2]
+        unused = shutil.ignore_patterns("*.pyc", "benchmark", "demo")
+        shutil.copytree(package, base / "lib" / "epistemic_agent", ignore=unused)
+        box = make_box(base / "box")
+        for path in (base / "box", *(base / "box").rglob("*")):
+            os.chown(path, 65534, 65534)
+        args = [str(box.ws), str(box.scratch), mechanism, str(FOUND.landlock_abi)]
+        done = subprocess.run(
+            [*AS_USER_NOBODY, "/usr/bin/python3", "-c", AS_NOBODY, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(base / "lib"), "HOME": str(base)},
+        )
+        assert done.returncode == 0, done.stderr
+        found = json.loads(done.stdout)
+        assert found["mechanism"] == mechanism
+        if mechanism == "landlock+namespaces":
+            assert [str(box.ws / "a/b"), str(box.protected)] in found["kept"], found
+            assert found["unread"] == 0
+        else:  # no pins: the renames happened, and could not be read
+            assert found == {"mechanism": "landlock", "unread": 2, "kept": []}
+        assert box.protected.read_text() == ORIGINAL
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

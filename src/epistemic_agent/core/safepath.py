@@ -23,6 +23,7 @@ from functools import cache
 SYS_OPENAT2 = 437  # the same on every architecture
 RESOLVE_NO_MAGICLINKS = 0x02
 RESOLVE_BENEATH = 0x08
+RESOLVE_IN_ROOT = 0x10
 
 
 class _OpenHow(ctypes.Structure):
@@ -66,6 +67,18 @@ def open_beneath(root: int, path: str, flags: int, mode: int = 0o644) -> int:
 
 
 _RESOLVE = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS
+
+
+def open_in_root(root: int, path: str, flags: int) -> int:
+    """A descriptor for `path` resolved as a process whose root is the folder `root` (a
+    descriptor) would resolve it: `..` stops there, absolute symlinks start there. OSError
+    otherwise (ENOSYS before Linux 5.6)."""
+    how = _OpenHow(flags | os.O_CLOEXEC, 0, RESOLVE_IN_ROOT)
+    found = int(_syscall()(SYS_OPENAT2, root, os.fsencode(path), ctypes.byref(how), 24))
+    if found < 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), path)
+    return found
 
 
 def _fallback(root: int, path: str, flags: int, mode: int) -> int:

@@ -21,12 +21,14 @@ this order, each step failing closed (OSError: the call does not run):
 5. with a tripwire (a shell act's), the seccomp filter that shows the session every rename
    or removal the act attempts (tripwire.py): it changes nothing the act can do.
 
-Without namespaces (mechanism `landlock`), steps 1 and 2 are skipped.
+Without namespaces (mechanism `landlock`), steps 1 and 2 are skipped. Under bwrap, the
+spawning thread only arms the tripwire (`watch_bwrap`); bwrap does the rest.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,6 +81,17 @@ def enter(
         confine_landlock.restrict_thread(grants, files_, platform.landlock_abi, readable)
     if tripwire is not None:  # last: what it watches is what the act itself attempts
         tripwire.install()
+
+
+def watch_bwrap(tripwire: Tripwire, bwrap: str) -> None:
+    """Under bwrap: the tripwire on the spawning thread, whence bwrap and the act inherit it.
+    Without CAP_SYS_ADMIN, seccomp needs no_new_privs, which a setuid bwrap cannot run under:
+    its acts go unwatched (the tripwire says why)."""
+    if not tripwire.listening:  # a confine run no one answers (the benchmark's supervisor)
+        return
+    if not os.stat(bwrap).st_mode & stat.S_ISUID:
+        confine_sys.no_new_privs()  # bwrap sets it for the act anyway
+    tripwire.install()
 
 
 def _readable(view: View, covered: bool) -> tuple[Path, ...] | None:

@@ -193,13 +193,15 @@ class Confinement:
         if mechanism == "none":
             return Launch()
         self._ensure_scratch()
-        if mechanism == "bwrap":
-            assert self.platform.bwrap is not None
-            return Launch(argv_prefix=confine_apply.bwrap_argv(self.platform.bwrap, view))
-        from . import tripwire as confine_tripwire  # only once an act runs: exec's start-up
+        from .tripwire import Tripwire  # loaded once an act runs, not at exec's start-up
 
+        tripwire = Tripwire(view)
+        if mechanism == "bwrap":
+            bwrap = self.platform.bwrap
+            assert bwrap is not None
+            watch = partial(confine_apply.watch_bwrap, tripwire, bwrap)
+            return Launch(watch, confine_apply.bwrap_argv(bwrap, view), tripwire)
         names = tuple(str(path) for path in files)
-        tripwire = confine_tripwire.Tripwire(view)
         enter = partial(confine_apply.enter, view, self.platform, names, tripwire)
         return Launch(confine=enter, tripwire=tripwire)
 

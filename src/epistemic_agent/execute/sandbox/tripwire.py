@@ -6,36 +6,42 @@ either fails (EBUSY, EROFS) whatever program makes it. This module only *sees* t
 record can say that an act tried; a parse of the command cannot (`python3 -c` can rename).
 
 How: the confining thread, last of all in `apply.enter` (after no_new_privs and Landlock),
-installs a seccomp filter (seccomp.py) that sends rename, renameat, renameat2, rmdir, unlink
-and unlinkat to a listener; the act and everything it spawns inherit it. A thread of the
+or the spawning thread before it runs bwrap (`apply.watch_bwrap`), installs a seccomp filter
+(seccomp.py) that sends rename, renameat, renameat2, rmdir, unlink and unlinkat to a
+listener; the act and everything it spawns inherit it. A thread of the
 session (`listen`) receives each call, reads its path arguments from the process's memory,
 resolves them as that process sees them (its root, working directory or directory fd, through
 /proc/PID/...), and records an `Attempt` when a path is a protected, hidden or covered item, a
 folder leading to one (a pinned folder, or any folder above), or a path inside one. Then it
 answers CONTINUE: the kernel does what it would have done, and the mounts make it fail.
 
-It decides nothing: every call goes on as if unwatched. A process can change its path string,
+It decides nothing: every watched call goes on as if unwatched (the filter's one refusal,
+io_uring, is explained in seccomp.py). A process can change its path string,
 its working directory or a symlink between our look and the kernel's (TOCTOU), so a report can
 be wrong or missing, but nothing gets through that the mounts would stop. It never hangs an
 act: the listener's fd is closed when the call ends (`finish`) or if the listener fails, and
 from then on a watched call fails with ENOSYS instead of waiting. A process whose memory the
-session cannot read (a non-root session and an act that made itself non-dumpable) is reported
-as an attempt on an unreadable path. At most MAX_KEPT attempts are kept per call; the rest
-are counted.
+session may not read (a session without namespaces, not root, and an act that made itself
+non-dumpable) is not taken for an attempt: such calls are counted apart (`unread`). At most
+MAX_KEPT attempts are kept per call; the rest are counted.
 
-Not watched: acts under bwrap (bwrap 0.8 takes compiled filters with --add-seccomp-fd, but
-installs them without a listener, so a notifying filter there only makes the calls fail);
-file tools (`Confinement.run`: their paths are checked before they open anything); a host
-other than x86_64 or aarch64 (no filter is made for it: `Attempts.unwatched` says so).
+Under bwrap the filter is ours, not bwrap's: bwrap 0.8 takes compiled filters
+(--add-seccomp-fd) but installs them without a listener, so a notifying filter given to it
+would only make the calls fail. Installing ours needs CAP_SYS_ADMIN or no_new_privs, which a
+setuid bwrap cannot run under: there, as on a host other than x86_64 or aarch64, acts go
+unwatched and `Attempts.unwatched` says why. File tools are not watched (`Confinement.run`:
+their paths are checked before they open anything).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import threading
 from typing import TYPE_CHECKING
 
+from ...core import safepath
 from ...core.structs import struct
 from . import seccomp
 
@@ -44,7 +50,6 @@ if TYPE_CHECKING:
 
 MAX_KEPT = 100
 STOP_WAIT = 2.0  # seconds `finish` waits for the listener to drain and stop
-UNREADABLE = "(unreadable)"
 _OPEN_DIR = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
 
 
@@ -63,12 +68,22 @@ class Attempt:
 
 @struct
 class Attempts:
-    """What one call was seen to try: the first MAX_KEPT attempts, how many more, and why the
-    call was not watched (None when it was)."""
+    """What one call was seen to try: the first MAX_KEPT attempts, how many more, how many
+    watched calls named paths the session could not read, and why the call was not watched,
+    or not wholly (None when it was)."""
 
     kept: tuple[Attempt, ...] = ()
     more: int = 0
+    unread: int = 0
     unwatched: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "attempts": [attempt.to_json() for attempt in self.kept],
+            "more": self.more,
+            "unread": self.unread,
+            "unwatched": self.unwatched,
+        }
 
 
 class Tripwire:
@@ -92,13 +107,17 @@ class Tripwire:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self._kept: list[Attempt] = []
-        self._more = 0
+        self._more = self._unread = 0
         self._unwatched: str | None = None
         self._thread: threading.Thread | None = None
         self._stop: tuple[int, int] | None = None
         self._result: Attempts | None = None
 
     # -- the session's side --------------------------------------------------------------------
+
+    @property
+    def listening(self) -> bool:
+        return self._thread is not None
 
     def listen(self) -> None:
         """Start the listener; `install` sends it the filter's fd. Without a `listen` first,
@@ -129,10 +148,11 @@ class Tripwire:
             for fd in self._stop:
                 os.close(fd)
         with self._lock:
-            kept, more, unwatched = tuple(self._kept), self._more, self._unwatched
+            kept, more, unread = tuple(self._kept), self._more, self._unread
+            unwatched = self._unwatched
         if self._listener is None and unwatched is None:
             unwatched = "the filter was not installed"
-        self._result = Attempts(kept, more, unwatched)
+        self._result = Attempts(kept, more, unread, unwatched)
         return self._result
 
     # -- the confining thread's side -----------------------------------------------------------
@@ -144,7 +164,7 @@ class Tripwire:
             return
         try:
             self._listener = seccomp.install(self.machine)
-        except OSError as error:
+        except OSError as error:  # EACCES: neither CAP_SYS_ADMIN nor no_new_privs
             self._note(f"seccomp refused the filter: {error.strerror}")
         self._ready.set()
 
@@ -182,19 +202,23 @@ class Tripwire:
             return
         try:
             found = self._examine(listener, call)
-            if found and listener.still_blocked(call):
+            if found is None:
+                with self._lock:
+                    self._unread += 1
+            elif found and listener.still_blocked(call):
                 self._keep(found)
         finally:
             listener.carry_on(call)
 
-    def _examine(self, listener: seccomp.Listener, call: seccomp.Call) -> list[Attempt]:
+    def _examine(self, listener: seccomp.Listener, call: seccomp.Call) -> list[Attempt] | None:
+        """The attempts one call makes on protected paths; None if its memory is closed to
+        us (a process that made itself non-dumpable, where we lack CAP_SYS_PTRACE)."""
         found: list[Attempt] = []
         for dirfd_at, path_at in seccomp.PATH_ARGS.get(call.name, ()):
             try:
                 raw = listener.read_string(call.pid, call.args[path_at])
             except PermissionError:
-                found.append(Attempt(call.name, UNREADABLE, UNREADABLE))
-                continue
+                return None
             if not raw:
                 continue  # a bad address or an empty path: the call fails on its own
             dirfd = seccomp.AT_FDCWD if dirfd_at is None else seccomp.as_fd(call.args[dirfd_at])
@@ -224,30 +248,63 @@ class Tripwire:
 
 def resolve(pid: int, dirfd: int, name: str) -> str | None:
     """`name` as process `pid` names it (relative to its working directory or `dirfd`), as an
-    absolute path: its folder resolved by the kernel through /proc/PID (in the process's own
-    mount namespace, symlinks followed), its last part kept (a rename or removal does not
-    follow it). None when the folder cannot be found (the call then fails on its own)."""
+    absolute path: its folder resolved by the kernel through /proc/PID, in the process's own
+    mount namespace, symlinks followed, `..` stopping at its root (it may have chrooted), its
+    last part kept (a rename or removal does not follow it). None when the folder cannot be
+    found (the call then fails on its own)."""
     stripped = name.rstrip("/") or "/"
     folder, _, last = stripped.rpartition("/")
     if last in (".", ".."):  # the whole path names a folder; rmdir or rename of it fails
         folder, last = stripped, ""
-    if name.startswith("/"):
-        start = f"/proc/{pid}/root"
-    elif dirfd == seccomp.AT_FDCWD:
-        start = f"/proc/{pid}/cwd"
-    else:
-        start = f"/proc/{pid}/fd/{dirfd}"
+    proc = f"/proc/{pid}"
+    start = f"{proc}/cwd" if dirfd == seccomp.AT_FDCWD else f"{proc}/fd/{dirfd}"
     try:
-        if not folder and not name.startswith("/"):
-            base = os.readlink(start)  # a bare name: the folder is the cwd or the dirfd
+        root = os.readlink(f"{proc}/root")
+        if not name.startswith("/") and root == "/":  # the usual case: no root to stop at
+            base = os.readlink(start) if not folder else _where(f"{start}/{folder}")
         else:
-            fd = os.open(f"{start}/{folder}", _OPEN_DIR)
-            try:
-                base = os.readlink(f"/proc/self/fd/{fd}")
-            finally:
-                os.close(fd)
+            inside = folder if name.startswith("/") else _within(os.readlink(start), root)
+            if inside is None:  # it works from outside its root: nothing stops its `..`
+                base = _where(f"{start}/{folder}")
+            else:
+                base = _where_in_root(f"{proc}/root", f"{inside}/{folder}".strip("/") or ".")
     except OSError:
         return None
     if not last:
         return base
     return f"{base.rstrip('/')}/{last}"
+
+
+def _where(path: str) -> str:
+    """Where the folder `path` leads, as an absolute path (the kernel resolves it)."""
+    fd = os.open(path, _OPEN_DIR)
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    finally:
+        os.close(fd)
+
+
+def _where_in_root(root: str, path: str) -> str:
+    """Where the folder `path` leads for a process whose root is `root`."""
+    top = os.open(root, _OPEN_DIR)
+    try:
+        fd = safepath.open_in_root(top, path, _OPEN_DIR)
+    except OSError as error:
+        if error.errno != errno.ENOSYS:
+            raise
+        fd = os.open(f"{root}/{path}", _OPEN_DIR)  # before Linux 5.6: `..` may go past it
+    finally:
+        os.close(top)
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    finally:
+        os.close(fd)
+
+
+def _within(path: str, root: str) -> str | None:
+    """`path` as seen from `root` ("" for the root itself); None when it lies outside."""
+    if root == "/":
+        return path.lstrip("/")
+    if path == root:
+        return ""
+    return path[len(root) + 1 :] if path.startswith(root + "/") else None
