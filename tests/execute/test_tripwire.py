@@ -296,6 +296,26 @@ def test_a_failing_listener_turns_watched_calls_into_errors(
     assert done.attempts is not None and "the listener broke" in (done.attempts.unwatched or "")
 
 
+def test_an_answer_the_kernel_refuses_fails_the_call_rather_than_hang_it(
+    box: Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(seccomp, "IOCTL_NOTIF_SEND", 0xC0182199)  # no such request
+    code = "import os\ntry: os.rename('f', 'g'); print(0)\nexcept OSError as e: print(e.errno)"
+    done = box.run(f"touch f && {PY} -c {shlex.quote(code)}", timeout=10)
+    assert not done.timed_out and done.stdout.read_text().split() == ["38"]
+    assert done.attempts is not None and "seccomp answer" in (done.attempts.unwatched or "")
+
+
+def test_a_kernel_that_cannot_let_a_call_go_on_gets_no_filter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = os.uname()
+    for release, expected in (("5.4.0-42-generic", None), ("5.5.0", real.machine)):
+        fake = os.uname_result((*real[:2], release, *real[3:]))
+        monkeypatch.setattr(seccomp.os, "uname", lambda fake=fake: fake)
+        assert seccomp.host() == (expected if real.machine in seccomp.WATCHED else None)
+
+
 def test_a_confine_run_that_no_one_listens_to_installs_no_filter(box: Box) -> None:
     """The benchmark's supervisor runs `confine` itself: with no listener, no call may wait."""
     confine = box.confinement.launch(CHANGE).confine

@@ -34,7 +34,7 @@ SECCOMP_USER_NOTIF_FLAG_CONTINUE = 1
 
 IOCTL_NOTIF_RECV = 0xC0502100  # _IOWR('!', 0, struct seccomp_notif)
 IOCTL_NOTIF_SEND = 0xC0182101  # _IOWR('!', 1, struct seccomp_notif_resp)
-IOCTL_NOTIF_ID_VALID = 0x40082102  # _IOW('!', 2, __u64)
+IOCTL_NOTIF_ID_VALID = 0x80082102  # _IOR('!', 2, __u64): every kernel takes it, 5.8+ also _IOW
 IOCTL_NOTIF_SET_FLAGS = 0x40082104  # _IOW('!', 4, __u64)
 SYNC_WAKE_UP = 1  # SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 PATH_MAX = 4096
@@ -170,9 +170,14 @@ def _readv() -> Callable[..., int]:
 
 
 def host() -> str | None:
-    """The host architecture's name in WATCHED; None where no filter is made for it."""
-    machine = os.uname().machine
-    return machine if machine in WATCHED else None
+    """The host architecture's name in WATCHED; None where no filter is made for it, or
+    where the kernel cannot let a watched call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE came
+    with Linux 5.5): there a watched call would wait for an answer that cannot be given."""
+    machine, release = os.uname().machine, os.uname().release
+    numbers = [int(part) if part.isdigit() else 0 for part in release.split(".")[:2]]
+    if machine not in WATCHED or tuple(numbers) < (5, 5):
+        return None
+    return machine
 
 
 def program(machine: str) -> list[tuple[int, int, int, int]]:
@@ -226,7 +231,8 @@ class Listener:
         self.fd, self.tables = fd, WATCHED[machine]
         self._notif, self._resp = _Notif(), _Resp()
         self._bytes = bytearray(PATH_MAX)
-        self._base = ctypes.addressof((ctypes.c_char * PATH_MAX).from_buffer(self._bytes))
+        self._window = (ctypes.c_char * PATH_MAX).from_buffer(self._bytes)
+        self._base = ctypes.addressof(self._window)
         self._local, self._remote = _Iovec(), _Iovec()
         ioctl: Callable[..., int] = _libc().ioctl
         self._ioctl = ioctl
@@ -255,10 +261,14 @@ class Listener:
 
     def carry_on(self, call: Call) -> None:
         """Let the call go on as if it had not been watched (the kernel then does what it
-        would have done). A process killed meanwhile is no error."""
+        would have done). A process killed meanwhile is no error; any other refusal is
+        (OSError): the call would wait for an answer that will not come."""
         resp = self._resp
         resp.id, resp.flags = call.id, SECCOMP_USER_NOTIF_FLAG_CONTINUE
-        self._ioctl(self.fd, ctypes.c_ulong(IOCTL_NOTIF_SEND), ctypes.byref(resp))
+        if self._ioctl(self.fd, ctypes.c_ulong(IOCTL_NOTIF_SEND), ctypes.byref(resp)) < 0:
+            code = ctypes.get_errno()
+            if code != errno.ENOENT:
+                raise OSError(code, f"seccomp answer: {os.strerror(code)}")
 
     def read_string(self, pid: int, address: int) -> bytes | None:
         """The NUL-terminated string at `address` in process `pid` (process_vm_readv: the same

@@ -28,9 +28,9 @@ MAX_KEPT attempts are kept per call; the rest are counted.
 Under bwrap the filter is ours, not bwrap's: bwrap 0.8 takes compiled filters
 (--add-seccomp-fd) but installs them without a listener, so a notifying filter given to it
 would only make the calls fail. Installing ours needs CAP_SYS_ADMIN or no_new_privs, which a
-setuid bwrap cannot run under: there, as on a host other than x86_64 or aarch64, acts go
-unwatched and `Attempts.unwatched` says why. File tools are not watched (`Confinement.run`:
-their paths are checked before they open anything).
+setuid bwrap cannot run under: there, as on a host other than x86_64 or aarch64 or a
+kernel before 5.5, acts go unwatched and `Attempts.unwatched` says why. File tools are not
+watched (`Confinement.run`: their paths are checked before they open anything).
 """
 
 from __future__ import annotations
@@ -134,7 +134,9 @@ class Tripwire:
         if self._result is not None:
             return self._result
         if self.machine is None:
-            self._result = Attempts(unwatched=f"no seccomp filter for {os.uname().machine}")
+            machine, release = os.uname().machine, os.uname().release
+            why = f"no seccomp filter for {machine} (Linux {release}; x86_64 or aarch64, 5.5+)"
+            self._result = Attempts(unwatched=why)
             return self._result
         if self._thread is None or self._stop is None:
             self._result = Attempts(unwatched="no listener was started")
