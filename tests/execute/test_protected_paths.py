@@ -155,6 +155,8 @@ def test_no_act_can_move_any_folder_on_the_way_to_a_protected_item(
                     command = swap_commands(step)[index % 2]
                     done = session.bash(command, act, WHY)
                     assert done.status == "ran", (name, step, done.status, done.message)
+                    flags = list(done.flags)  # the ids
+                    assert "protected-path-attempted" in flags, (name, step, act, done.flags)
                     tried += 1
                     assert not Path(f"{step}.old").exists(), (name, step, act, done.stderr)
             assert number < 10
@@ -195,18 +197,32 @@ def test_through_exec_and_mcp_the_next_session_runs_only_the_humans_policy(
 
     read = exec_("setup", f"mv {layout.ws / 'pol'} {layout.ws / 'pol.old'}")
     assert read.returncode == 2 and "path-protected" in read.stderr
-    hidden = "import os; os.rename('p' + 'ol', 'elsewhere'); os.makedirs('pol/sub')"
-    swapped = exec_(
-        "setup",
-        f"python3 -c {json.dumps(hidden)} ; printf 'default = \"allow\"' > pol/sub/policy.toml",
+    script = layout.ws.parent / "swap.py"  # no path the gate could read
+    script.write_text(
+        "import os, sys\ntry:\n    os.rename('p' + 'ol', 'elsewhere')\n"
+        "except OSError as error:\n    sys.exit(str(error))\n"
     )
+    hidden = f"python3 {script}"
+    swapped = exec_("setup", hidden)
     assert swapped.returncode != 0 and not (layout.ws / "elsewhere").exists()
     assert exec_("setup", "echo forbidden").returncode == 2  # the human's policy, still
-    served = mcp_calls(layout, env, pol, f"python3 -c {json.dumps(hidden)}", "echo forbidden")
+    outcomes = [r for r in journal_records(layout.ws) if r.get("kind") == "outcome"]
+    assert "protected-path-attempted" in json.dumps(outcomes[-1]["flags"])  # the hidden move
+    served = mcp_calls(layout, env, pol, hidden, "echo forbidden")
     assert "busy" in served[0].lower() and "no-forbidden" in served[1], served
+    outcomes = [r for r in journal_records(layout.ws) if r.get("kind") == "outcome"]
+    assert "protected-path-attempted" in json.dumps(outcomes[-1]["flags"])  # the MCP session's
     assert not (layout.ws / "elsewhere").exists()
     again = mcp_calls(layout, env, pol, "echo forbidden")  # a fresh server, the same flags
     assert "no-forbidden" in again[0]
+
+
+def journal_records(ws: Path) -> list[dict[str, object]]:
+    journals = [
+        ws / ".epistemic" / "journal.jsonl",
+        *ws.glob(".epistemic/sessions/*/journal.jsonl"),
+    ]
+    return [json.loads(line) for path in journals for line in path.read_text().splitlines()]
 
 
 def mcp_calls(layout: Layout, env: dict[str, str], opts: list[str], *commands: str) -> list[str]:

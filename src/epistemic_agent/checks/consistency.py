@@ -34,6 +34,8 @@ FLAGS: dict[str, str] = {
     "concurrent": "changes seen while the call ran that other processes made (or may have)",
     "commit-without-trailers": "the call made a commit without the session's Epistemic-* "
     "trailers, in a workspace with the trailers hook (git_hook.py)",
+    "protected-path-attempted": "the call tried to move or remove a protected path, or a folder "
+    "leading to one (seen by the tripwire, whatever the route)",
 }
 _DENIED = re.compile(r"(Permission denied|Read-only file system|Operation not permitted)")
 _LISTED = 5

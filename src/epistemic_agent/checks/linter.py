@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..journal.log import Record
 
 UNRECOMPUTABLE = frozenset(
-    {"record-tampered", "commit-without-trailers"}
+    {"record-tampered", "commit-without-trailers", "protected-path-attempted"}
 )  # only the live session can see it
 _HEX = "0123456789abcdef"
 OUTPUT_LIMIT = 16_000  # Settings.output_limit's default: the stderr the live check saw

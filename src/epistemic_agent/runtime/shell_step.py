@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..core.cancel import Cancel
     from ..execute.observe.base import Changes, Observer
     from ..execute.sandbox.confinement import Confinement, Launch
+    from ..execute.sandbox.tripwire import Attempts
     from ..journal.evidence import EvidenceStore
     from ..journal.log import Record
     from .outcomes import Declared
@@ -72,6 +73,31 @@ class ShellRan:
 
     watch: Watch
     done: Execution
+
+
+def tripwire(
+    attempts: Attempts | None, mechanism: str, extra: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """What the tripwire saw the act try (execute/sandbox/tripwire.py), into the outcome
+    (`tripwire`), and the flag it raises; nothing when it saw nothing."""
+    if attempts is None or not (attempts.kept or attempts.more or attempts.unread):
+        if attempts is not None and attempts.unwatched:
+            extra["tripwire"] = attempts.to_json()
+        return []
+    extra["tripwire"] = attempts.to_json()
+    if not attempts.kept:
+        return []
+    first, count = attempts.kept[0], len(attempts.kept) + attempts.more
+    held = (
+        "the kernel refused it"
+        if mechanism in ("landlock+namespaces", "bwrap")
+        else (f"under {mechanism} nothing pins the folders: see the call's observed changes")
+    )
+    message = (
+        f"the command tried {count} time(s) to move or remove a protected path or a folder "
+        f"leading to one: {first.syscall} {first.path} (which leads to {first.target}); {held}"
+    )
+    return [{"flag": "protected-path-attempted", "message": message}]
 
 
 class ShellStep:
@@ -221,6 +247,7 @@ class ShellStep:
         )
         if tampered:
             raised.append(dict(TAMPERED))
+        raised += tripwire(ran.done.attempts, self.confinement.mechanism, extra)
         if ran.watch.hooked:
             commits, unread = self.trace.commits(ran.watch.branch, ran.watch.unread)
             if commits:

@@ -264,8 +264,10 @@ def resolve(pid: int, dirfd: int, name: str) -> str | None:
         root = os.readlink(f"{proc}/root")
         if not name.startswith("/") and root == "/":  # the usual case: no root to stop at
             base = os.readlink(start) if not folder else _where(f"{start}/{folder}")
+        elif name.startswith("/"):  # from its root, wherever it works
+            base = _where_in_root(f"{proc}/root", folder.strip("/") or ".")
         else:
-            inside = folder if name.startswith("/") else _within(os.readlink(start), root)
+            inside = _within(os.readlink(start), root)
             if inside is None:  # it works from outside its root: nothing stops its `..`
                 base = _where(f"{start}/{folder}")
             else:
