@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..core.fsutil import make_unique
 from ..core.structs import struct
+from .reaper import Warden
 from .sandbox.confinement import Launch, in_confined_thread
 
 if TYPE_CHECKING:
@@ -77,15 +78,15 @@ def run_shell(
     launch = launch or Launch()
     argv = [*launch.argv_prefix, program, "-c", command]
     started = time.monotonic()
+    warden = None if launch.argv_prefix else Warden()  # bwrap: --die-with-parent
     if reaper is not None:
         reaper.start()
     try:
         found = _find_program(argv[0])
         spawn = partial(_popen, found, argv, cwd, out_fd, err_fd, env, stdin)
-        pid = spawn() if launch.confine is None else in_confined_thread(launch.confine, spawn)
+        pid = _start(spawn, launch, warden)
     except BaseException:
-        if reaper is not None:
-            reaper.sweep()
+        _ended(warden, reaper)
         raise
     finally:
         os.close(out_fd)
@@ -101,12 +102,10 @@ def run_shell(
             _stop_group(waiter)
     except BaseException:  # Ctrl-C or the like: never leave the command running
         _stop_group(waiter)
-        if reaper is not None:
-            reaper.sweep()
+        _ended(warden, reaper)
         raise
     stopped = finished and _kill_leftovers(pid)
-    if reaper is not None:
-        stopped = reaper.sweep() or stopped
+    stopped = _ended(warden, reaper) or stopped
     return Execution(
         waiter.returncode if finished else None,
         not finished and not waiter.cancelled,
@@ -116,6 +115,32 @@ def run_shell(
         stopped,
         waiter.cancelled,
     )
+
+
+def _start(spawn: Callable[[], int], launch: Launch, warden: Warden | None) -> int:
+    """Start the command with its warden (reaper.py): in its own PID namespace where the
+    confinement makes one, else watching its process group."""
+    if warden is None:
+        return spawn()
+    if not launch.pid_namespace:
+        warden.watch_group()  # from here: outside the command's confinement
+    if launch.confine is None:
+        pid = spawn()
+    elif launch.pid_namespace:
+        pid = in_confined_thread(partial(launch.confine, init=warden.init), spawn)
+    else:
+        pid = in_confined_thread(launch.confine, spawn)
+    warden.started(pid)
+    return pid
+
+
+def _ended(warden: Warden | None, reaper: Reaper | None) -> bool:
+    """Stop what the call left running (its namespace, the strays that escaped its group);
+    whether there was any."""
+    left = warden.end() if warden is not None else False
+    if reaper is not None:
+        left = reaper.sweep() or left
+    return left
 
 
 def _find_program(name: str) -> str:

@@ -84,8 +84,9 @@ class ConfinementError(OSError):
 class Launch:
     """How the executor starts a confined command."""
 
-    confine: Callable[[], None] | None = None  # run by the spawning thread on itself
+    confine: Callable[..., None] | None = None  # run by the spawning thread on itself
     argv_prefix: tuple[str, ...] = ()  # bwrap
+    pid_namespace: bool = False  # `confine(init=...)` makes the act's own PID namespace
 
 
 class Confinement:
@@ -180,7 +181,8 @@ class Confinement:
             assert self.platform.bwrap is not None
             return Launch(argv_prefix=confine_apply.bwrap_argv(self.platform.bwrap, view))
         names = tuple(str(path) for path in files)
-        return Launch(confine=partial(confine_apply.enter, view, self.platform, names))
+        confine = partial(confine_apply.enter, view, self.platform, names)
+        return Launch(confine=confine, pid_namespace=self.platform.namespaces is not None)
 
     def run(self, act: str, work: Callable[[], T]) -> T:
         """Run `work` (a file tool's I/O) in a thread confined as a command of `act` would be.
