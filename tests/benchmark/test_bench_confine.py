@@ -155,7 +155,9 @@ def test_git_folders_of_a_worktree_are_found(tmp_path: Path) -> None:
 # -- the runner against an agent that looks for the oracle --------------------------------
 
 SESSION = r"tr '\0' '\n' < /proc/$PPID/cmdline"
-TASKS_AT = f"T=$({SESSION} | grep -A1 -x -- --decoy | sed -n 2p)"
+#: The task folders: from the session's command line where the act can see the session (never
+#: in a PID namespace of its own), else where the package keeps them (an agent that knows it).
+TASKS_AT = f"T=$({SESSION} | grep -A1 -x -- --decoy | sed -n 2p); T=${{T:-{TASKS_DIR}}}"
 RUNNER = "R=$(awk '/^PPid/{print $2}' /proc/$PPID/status)"
 ATTACKS = [
     # what the session's command line and its parents say
@@ -246,7 +248,9 @@ def test_an_agent_that_looks_for_the_oracle_gets_nothing_and_is_flagged(tmp_path
         for p in (out / "csv-counting" / "workspace").rglob("*")
         if p.is_file()
     )
-    assert "--decoy" in seen and "Permission denied" in seen  # it did look, and was stopped
+    # it did look for the session, and was stopped: by Landlock, or (in a PID namespace of its
+    # own, whose /proc is the namespace's) because the session is out of its sight ($PPID is 0)
+    assert "Permission denied" in seen or "/proc/0/cmdline: No such file" in seen
     leaked = [
         marker for marker in real_markers() if json.dumps(marker)[1:-1] in seen or marker in seen
     ]

@@ -498,6 +498,7 @@ SIGNALS = {
     "runner": "kill -0 RUNNER",
     "anyone": 'found=""; for p in /proc/[0-9]*; do q=${p#/proc/}; [ "$q" = "$$" ] && continue; '
     '[ "$(cat /proc/$q/comm 2>/dev/null)" = bwrap ] && continue; '  # bwrap's own init
+    '[ "$q" = 1 ] && continue; '  # the act's own PID namespace's first process: its warden
     'kill -0 "$q" 2>/dev/null && found="$found $q"; done; [ -n "$found" ] && echo "$found" '
     "&& exit 0; exit 1",
     "ptrace": 'python3 -c "import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); '
@@ -1020,3 +1021,45 @@ def cli_verify(box: Box) -> dict[str, Any]:
     found: dict[str, Any] = json.loads(done.stdout)
     found["checks"] = [problem["check"] for problem in found.get("problems", [])]
     return found
+
+
+# -- a session killed with its act running -----------------------------------------------------
+
+KILLED_DRIVER = textwrap.dedent(
+    """
+    import json, sys
+    from epistemic_agent.execute.sandbox.platform import Platform
+    from epistemic_agent.runtime.session import Session, Settings
+    ws, spec, command = sys.argv[1:4]
+    with Session(ws, Settings(platform=Platform(*json.loads(spec)))) as session:
+        session.bash(command, "change-state", "start the build and its helpers, then wait")
+    """
+)
+#: A command, a background job and a process that left the act's group: each writes a file
+#: once the session has been killed.
+SURVIVORS = (
+    "(sleep 1; touch late-job) & setsid -f sh -c 'sleep 1; touch late-escaped'; "
+    "touch started; sleep 1; touch late-command"
+)
+
+
+@pytest.mark.parametrize("mechanism", [*STRONG, "landlock", "none"])
+def test_an_act_dies_with_its_session(make_box: object, mechanism: str) -> None:
+    """Where namespaces hold, the act's whole tree dies with a session killed outright (its PID
+    namespace goes with its warden, or bwrap's with bwrap); without them, its process group
+    does, and only what left the group runs on (docs/security.md)."""
+    box = make_box(mechanism)  # type: ignore[operator]
+    p = box.platform
+    spec = json.dumps(
+        [p.landlock_abi, p.landlock_error, p.namespaces, p.namespaces_error, p.bwrap, p.bwrap_error]
+    )
+    driver = subprocess.Popen([sys.executable, "-c", KILLED_DRIVER, str(box.ws), spec, SURVIVORS])
+    deadline = time.monotonic() + 30
+    while not (box.ws / "started").exists():
+        assert driver.poll() is None and time.monotonic() < deadline, "the act never started"
+        time.sleep(0.01)
+    driver.kill()
+    driver.wait()
+    time.sleep(2)  # what survived has written its file by now
+    late = sorted(path.name for path in box.ws.glob("late-*"))
+    assert late == ([] if mechanism in STRONG else ["late-escaped"]), late

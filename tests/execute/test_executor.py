@@ -44,18 +44,16 @@ def evidence_bytes(ws: Path, ref: dict[str, Any]) -> bytes:
     return data
 
 
-def running(pid: int) -> bool:
-    """Whether a process exists and is not a zombie (a killed child waiting to be reaped)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+def marked(marker: str) -> list[int]:
+    """The processes running `sleep MARKER` (an act's own pids are its PID namespace's)."""
+    found = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True)
+    return [int(pid) for pid in found.stdout.split()]
 
 
-def gone_within(pid: int, seconds: float) -> bool:
+def all_gone_within(marker: str, seconds: float) -> bool:
+    """No process runs `sleep MARKER` within `seconds` (a zombie has no command line)."""
     deadline = time.monotonic() + seconds
-    while running(pid):
+    while marked(marker):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
@@ -77,20 +75,20 @@ def session(ws: Path) -> Any:
 
 
 def test_timeout_kills_the_whole_process_group(ws: Path, tmp_path: Path) -> None:
-    pidfile = ws / "bg.pid"
-    command = f"sleep 300 & echo $! > {shlex.quote(str(pidfile))}; sleep 300"
+    pidfile, marker = ws / "bg.pid", f"300.{os.getpid()}1"
+    command = f"sleep {marker} & echo $! > {shlex.quote(str(pidfile))}; sleep 300"
     with Session(ws, Settings(timeout=1)) as session:
         started = time.monotonic()
         result = session.bash(command, "setup", REASON)
         elapsed = time.monotonic() - started
-    pid = int(pidfile.read_text())
     try:
+        assert pidfile.read_text().strip()  # the background sleep started
         assert 1 <= elapsed < 4
         assert result.timed_out is True
         assert result.returncode is None
         assert result.ok is False
         assert result.outcome.startswith("timed out after 1 s")
-        assert gone_within(pid, 3), f"background sleep {pid} survived the timeout"
+        assert all_gone_within(marker, 3), "the background sleep survived the timeout"
         recorded = outcome_of(ws, result.seq)
         assert (recorded["timed_out"], recorded["returncode"], recorded["ok"]) == (
             True,
@@ -98,43 +96,46 @@ def test_timeout_kills_the_whole_process_group(ws: Path, tmp_path: Path) -> None
             False,
         )
     finally:
-        kill_quietly(pid)
+        for pid in marked(marker):
+            kill_quietly(pid)
 
 
 def test_timeout_escalates_to_sigkill(ws: Path, tmp_path: Path) -> None:
     """A group that ignores SIGTERM is killed after the grace period."""
-    pidfile = ws / "bg.pid"
-    command = f"trap '' TERM; sleep 300 & echo $! > {shlex.quote(str(pidfile))}; sleep 300"
+    pidfile, marker = ws / "bg.pid", f"300.{os.getpid()}2"
+    command = f"trap '' TERM; sleep {marker} & echo $! > {shlex.quote(str(pidfile))}; sleep 300"
     with Session(ws, Settings(timeout=0.5)) as session:
         started = time.monotonic()
         result = session.bash(command, "setup", REASON)
         elapsed = time.monotonic() - started
-    pid = int(pidfile.read_text())
     try:
+        assert pidfile.read_text().strip()
         assert result.timed_out is True
         assert elapsed < 5
-        assert gone_within(pid, 3), f"background sleep {pid} survived SIGKILL"
+        assert all_gone_within(marker, 3), "the background sleep survived SIGKILL"
     finally:
-        kill_quietly(pid)
+        for pid in marked(marker):
+            kill_quietly(pid)
 
 
 def test_background_process_left_behind_is_stopped(session: Session, ws: Path) -> None:
-    pidfile = ws / "bg.pid"
+    pidfile, marker = ws / "bg.pid", f"300.{os.getpid()}3"
     started = time.monotonic()
     result = session.bash(
-        f"sleep 300 & echo $! > {shlex.quote(str(pidfile))}; echo started", "setup", REASON
+        f"sleep {marker} & echo $! > {shlex.quote(str(pidfile))}; echo started", "setup", REASON
     )
     elapsed = time.monotonic() - started
-    pid = int(pidfile.read_text())
     try:
+        assert pidfile.read_text().strip()
         assert elapsed < 2
         assert result.ok is True
         assert result.returncode == 0
         assert result.stdout == "started\n"
         assert "background processes it left were stopped" in result.outcome
-        assert gone_within(pid, 3), f"background sleep {pid} outlived its call"
+        assert all_gone_within(marker, 3), "the background sleep outlived its call"
     finally:
-        kill_quietly(pid)
+        for pid in marked(marker):
+            kill_quietly(pid)
 
 
 def test_plain_command_mentions_no_background(session: Session) -> None:

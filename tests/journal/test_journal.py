@@ -24,6 +24,7 @@ from conftest import EPISTEMIC, epistemic_strict
 from epistemic_agent import __version__
 from epistemic_agent.core.vocabulary import ACT_NAMES
 from epistemic_agent.gate.check import Call, GateConfig, check
+from epistemic_agent.journal.evidence import Copy, copy_of
 from epistemic_agent.journal.log import FORMAT_VERSION, GENESIS, JournalError
 from epistemic_agent.journal.reading import read_records
 from epistemic_agent.journal.records import merge_calls
@@ -242,19 +243,14 @@ def sleeper_pid(ws: Path) -> int | None:
 def test_sigkill_mid_call_leaves_a_verifiable_journal(tmp_path: Path) -> None:
     ws = tmp_path
     process = subprocess.Popen([sys.executable, "-c", KILLED_SESSION, str(ws)])
-    pid = None
-    try:
+    try:  # the command dies with the session (execute/reaper.py)
         wait_for(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
-        pid = sleeper_pid(ws)
         process.send_signal(signal.SIGKILL)
         assert process.wait(timeout=20) == -signal.SIGKILL
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-        if pid is not None:  # the command runs in its own process group: it outlives the kill
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
 
     records = parsed(ws)
     assert [(r["kind"], r.get("seq")) for r in records] == [("session", None), ("call", 1)]
@@ -282,6 +278,64 @@ def test_sigkill_mid_call_leaves_a_verifiable_journal(tmp_path: Path) -> None:
     assert len(recovered) == 1 and recovered[0]["recovered"] is True
     assert recovered[0]["observed"]["modified"] == ["sleeper.pid"]
     assert [f["flag"] for f in recovered[0]["flags"]] == ["session-killed"]
+
+
+def test_a_capture_file_still_written_during_recovery_leaves_exact_evidence(
+    tmp_path: Path,
+) -> None:
+    """A process of the killed call that lived on (where confinement could not end it) still
+    writes its capture file while the next session recovers the call, and after: the
+    evidence is what one read found, and the journal verifies."""
+    ws = tmp_path
+    process = subprocess.Popen([sys.executable, "-c", KILLED_SESSION, str(ws)])
+    wait_for(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
+    process.kill()
+    process.wait()
+    (capture,) = (ws / ".epistemic" / "tmp").glob("call-*.out")
+    survivor = os.open(capture, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(survivor, b"written by what survived the session\n")
+        with Session(ws) as session:
+            session.bash("echo after", "collect-info", "check the session resumes after a kill")
+        os.write(survivor, b"and more, after the recovery\n")
+    finally:
+        os.close(survivor)
+    recovered = next(r for r in parsed(ws) if r.get("recovered"))
+    ref = recovered["evidence"]["stdout"]
+    blob = ws / ".epistemic" / "evidence" / ref["sha256"][:2] / ref["sha256"]
+    assert blob.read_bytes() == b"written by what survived the session\n"
+    assert (ref["bytes"], ref["kept"]) == (blob.stat().st_size, blob.stat().st_size)
+    assert_intact(ws, notes=[])
+
+
+def test_a_recovered_call_says_how_much_output_came_after_what_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from epistemic_agent.runtime import recovery
+
+    def still_written(source: Path, limit: int | None = None) -> Any:
+        found = copy_of(source, limit)  # stdout: as if 7 more bytes had come as it was read
+        if found is None or source.suffix != ".out":
+            return found
+        return Copy(found.path, found.sha256, found.kept, found.size + 7)
+
+    ws = tmp_path
+    process = subprocess.Popen([sys.executable, "-c", KILLED_SESSION, str(ws)])
+    wait_for(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
+    process.kill()
+    process.wait()
+    (capture,) = (ws / ".epistemic" / "tmp").glob("call-*.out")
+    capture.write_bytes(b"what the call printed\n")
+    monkeypatch.setattr(recovery, "copy_of", still_written)
+    with Session(ws) as session:
+        session.bash("echo after", "collect-info", "check the session resumes after a kill")
+    recovered = next(r for r in parsed(ws) if r.get("recovered"))
+    assert recovered["outcome"].endswith(
+        "; its output was still being written when it was recovered: "
+        "at least 7 bytes of stdout came after what is kept"
+    ), recovered["outcome"]
+    assert recovered["evidence"]["stdout"]["bytes"] == len(b"what the call printed\n")
+    assert_intact(ws, notes=[])
 
 
 def test_torn_tail_is_recovered_by_the_next_session(tmp_path: Path) -> None:

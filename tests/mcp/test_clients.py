@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +192,39 @@ def test_calls_are_gated_journaled_and_answered(client: Client, tmp_path: Path) 
     }
     verified = subprocess.run([EPISTEMIC, "verify", str(ws)], capture_output=True, text=True)
     assert verified.returncode == 0, verified.stdout
+
+
+def sessions(ws: Path) -> list[dict[str, Any]]:
+    done = subprocess.run(
+        [EPISTEMIC, "sessions", "-C", str(ws), "--json"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    listed: list[dict[str, Any]] = json.loads(done.stdout)
+    return listed
+
+
+def test_the_session_ends_when_the_client_does(client: Client, tmp_path: Path) -> None:
+    """Each client ends its server its own way (Claude Code: SIGINT, then SIGTERM; Codex:
+    SIGTERM) and exits without waiting: the session is closed all the same, so a human's
+    `exec` afterwards is never recorded as the agent's."""
+    ws = workspace(tmp_path, client)
+    look = {"command": "ls", "type": "collect-info", "reason": LOOK}
+    with (
+        ModelServer(client.wire, [Step([Call("bash", look)])]) as model,
+        client.start_turn(ws, model.url, "List the files.", tmp_path / "home") as turn,
+    ):
+        done = turn.finish(timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        ended = time.monotonic()
+        while sessions(ws)[0]["status"] == "open" and time.monotonic() - ended < 5:
+            time.sleep(0.05)
+    (agent,) = sessions(ws)
+    assert (agent["mode"], agent["calls"], agent["status"]) == ("mcp", 1, "closed"), agent
+    human = [EPISTEMIC, "exec", "-C", str(ws), "--type", "collect-info", "--reason", LOOK]
+    ran = subprocess.run([*human, "--", "true"], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    first, second = sessions(ws)
+    assert first == agent and second["mode"] != "mcp" and second["calls"] == 1
 
 
 def attacks(client: Client, ws: Path) -> list[Call]:

@@ -23,7 +23,9 @@ def register(sub: Any) -> None:
         description="An MCP server over stdio: bash, read_file, write_file and "
         "str_replace_edit behind the gate, policy, journal and report of the workspace. "
         "Approvals go through `epistemic pending` / `approve` / `deny` (stdio belongs to "
-        "the protocol). Logs go to stderr.",
+        "the protocol). Logs go to stderr. The session ends when the client closes stdin or "
+        "ends the server with SIGINT, SIGTERM or SIGHUP: a call in flight is stopped and its "
+        "outcome journaled, then the session's `closed` record.",
     )
     workspace_option(p)
     policy_options(p)

@@ -1,9 +1,18 @@
-"""Catching what a command leaves running outside its process group.
+"""Ending what an act started: when its call ends, and when its session dies.
 
 A command can escape the group kill that ends every call: `setsid -f daemon`, or a double fork.
 While a call runs, this process is made a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so
 such orphans are re-parented to us instead of to init; when the call ends, every child of ours
-that was not there before it started is killed (with its group) and reaped.
+that was not there before it started is killed (with its group) and reaped (`Reaper`).
+
+A session can also die with its act running (SIGKILL, the OOM killer), and then nothing of it is
+left to clean up. So each act has a `Warden`: a process that reads a pipe whose other end only
+the session holds, and that the kernel closes when the session dies, however it dies. Where
+there are namespaces, the warden is the first process of the act's own PID namespace, made
+before the command, outside the command's Landlock domain and with a /proc of the namespace:
+when the pipe ends it exits, and the kernel kills every process of the namespace, whatever
+group or session it made for itself. Without namespaces the warden kills the command's process
+group instead (what left the group runs on).
 """
 
 from __future__ import annotations
@@ -11,7 +20,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import signal
+import subprocess
 from typing import TYPE_CHECKING
+
+from ..core.programs import system_program
+from .sandbox import syscalls as confine_sys
 
 PR_SET_CHILD_SUBREAPER = 36
 ROUNDS = 20  # a killed stray's own children come to us next: a few rounds empty the tree
@@ -78,3 +92,97 @@ def children() -> set[int]:
         except (OSError, ValueError):
             continue
     return found
+
+
+#: The namespace's first process, once /proc is mounted: it waits for the end of the session's
+#: pipe (it never gets a line), and reaps the namespace's orphans meanwhile.
+_INIT = "while read -r _; do :; done"
+#: Without a namespace: the command's group first, then the end of the pipe, then the kill.
+_GROUP = 'read -r group; while read -r _; do :; done; [ -n "$group" ] && kill -KILL -- "-$group"'
+_PROC_FLAGS = confine_sys.MS_RDONLY | confine_sys.MS_NOSUID | confine_sys.MS_NODEV
+
+
+class Warden:
+    """The process that ends an act when its session dies (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()  # not inheritable: no act holds the session's end
+        self.pid: int | None = None
+        self.pid_namespace = False
+
+    def init(self) -> None:
+        """Start the act's PID namespace with its first process. Run by the confining thread
+        once it has unshared the namespace and before it drops its capabilities; returns once
+        the process runs, its /proc mounted. OSError."""
+        self.pid = _spawn(_INIT, self._read, _own_proc)
+        self.pid_namespace = True
+
+    def watch_group(self) -> None:
+        """Without a namespace: a warden for the command's group, started before it."""
+        self.pid = _spawn(_GROUP, self._read, None)
+
+    def started(self, pgid: int) -> None:
+        """The command runs: a group warden learns its group (one that died already cannot
+        be told, and the call goes on without it)."""
+        if self.pid is not None and not self.pid_namespace:
+            with contextlib.suppress(OSError):
+                os.write(self._write, f"{pgid}\n".encode())
+
+    def end(self) -> bool:
+        """The call is over: stop the warden (and, with a namespace, every process still in
+        it); whether any was left besides the command's own group."""
+        left = False
+        if self.pid is not None:
+            left = self.pid_namespace and bool(_live_children(self.pid))
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(self.pid, 0)
+            self.pid = None
+        for fd in (self._read, self._write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._read = self._write = -1
+        return left
+
+
+def _spawn(script: str, stdin: int, prepare: Callable[[], None] | None) -> int:
+    """Start bash on `script`; returns once it runs (after `prepare`, in the child)."""
+    bash = system_program("bash") or "/bin/bash"
+    process = subprocess.Popen(
+        [bash, "-c", script],
+        stdin=stdin,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={},
+        start_new_session=True,
+        preexec_fn=prepare,  # one mount(2) before exec: no lock is taken
+    )
+    process.returncode = 0  # reaped by `end`, not by Popen
+    return process.pid
+
+
+def _own_proc() -> None:
+    """In the namespace's first process: a /proc that shows the namespace's processes with
+    the numbers they see (read-only; the system's, where the kernel refuses to mount one)."""
+    with contextlib.suppress(OSError):
+        confine_sys.mount("proc", "/proc", "proc", _PROC_FLAGS | confine_sys.MS_NOEXEC)
+
+
+def _live_children(pid: int) -> list[int]:
+    """The children of `pid` that have not exited (zombies are not left processes)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as handle:
+            found = [int(child) for child in handle.read().split()]
+    except (OSError, ValueError):
+        return []
+    live = []
+    for child in found:
+        try:
+            with open(f"/proc/{child}/stat", "rb") as handle:
+                state = handle.read().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in (b"Z", b"X"):
+            live.append(child)
+    return live

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..core.fsutil import make_unique
 from ..core.structs import struct
+from .reaper import Warden
 from .sandbox.confinement import Launch, in_confined_thread
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ def run_shell(
     tripwire = launch.tripwire
     if tripwire is not None:
         tripwire.listen()
+    warden = None if launch.argv_prefix else Warden()  # bwrap: --die-with-parent
     try:
         found = _find_program(argv[0])
         if capture is None:
@@ -90,11 +92,12 @@ def run_shell(
             out_path, err_path = capture
             out_fd, err_fd = (os.open(p, _REUSE, 0o644) for p in capture)
         spawn = partial(_popen, found, argv, cwd, out_fd, err_fd, env, stdin)
-        waiter = _spawn_and_wait(spawn, launch, (out_fd, err_fd), timeout, reaper, cancel, on_slow)
+        waiter = _spawn_and_wait(
+            spawn, launch, warden, (out_fd, err_fd), timeout, reaper, cancel, on_slow
+        )
         finished = waiter.returncode is not None
         stopped = finished and _kill_leftovers(waiter.pid)
-        if reaper is not None:
-            stopped = reaper.sweep() or stopped
+        stopped = _ended(warden, reaper) or stopped
         _drop_unless_regular(out_path, err_path)
     finally:  # on every way out: the listener stops, the call's watched calls cannot hang
         attempts = None if tripwire is None else tripwire.finish()
@@ -113,22 +116,23 @@ def run_shell(
 def _spawn_and_wait(
     spawn: Callable[[], int],
     launch: Launch,
+    warden: Warden | None,
     fds: tuple[int, int],
     timeout: float,
     reaper: Reaper | None,
     cancel: Cancel | None,
     on_slow: Callable[[], None] | None,
 ) -> _Waiter:
-    """Start the command (confined by `launch`) and wait for it, stopping its group when the
-    timeout runs out or the call is cancelled; the waiter's returncode is None then."""
+    """Start the command (confined by `launch`, with its warden) and wait for it, stopping
+    its group when the timeout runs out or the call is cancelled; the waiter's returncode is
+    None then."""
     started = time.monotonic()
     if reaper is not None:
         reaper.start()
     try:
-        pid = spawn() if launch.confine is None else in_confined_thread(launch.confine, spawn)
+        pid = _start(spawn, launch, warden)
     except BaseException:
-        if reaper is not None:
-            reaper.sweep()
+        _ended(warden, reaper)
         raise
     finally:
         for fd in fds:
@@ -145,10 +149,35 @@ def _spawn_and_wait(
             waiter.returncode = None  # reaped after the kill: not the command's own ending
     except BaseException:  # Ctrl-C or the like: never leave the command running
         _stop_group(waiter)
-        if reaper is not None:
-            reaper.sweep()
+        _ended(warden, reaper)
         raise
     return waiter
+
+
+def _start(spawn: Callable[[], int], launch: Launch, warden: Warden | None) -> int:
+    """Start the command with its warden (reaper.py): in its own PID namespace where the
+    confinement makes one, else watching its process group."""
+    if warden is None:  # bwrap: it dies with its parent; `confine` arms the tripwire
+        return spawn() if launch.confine is None else in_confined_thread(launch.confine, spawn)
+    if not launch.pid_namespace:
+        warden.watch_group()  # from here: outside the command's confinement
+    if launch.confine is None:
+        pid = spawn()
+    elif launch.pid_namespace:
+        pid = in_confined_thread(partial(launch.confine, init=warden.init), spawn)
+    else:
+        pid = in_confined_thread(launch.confine, spawn)
+    warden.started(pid)
+    return pid
+
+
+def _ended(warden: Warden | None, reaper: Reaper | None) -> bool:
+    """Stop what the call left running (its namespace, the strays that escaped its group);
+    whether there was any."""
+    left = warden.end() if warden is not None else False
+    if reaper is not None:
+        left = reaper.sweep() or left
+    return left
 
 
 def _find_program(name: str) -> str:

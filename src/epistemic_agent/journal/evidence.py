@@ -40,22 +40,25 @@ class EvidenceStore:
         return self.root / sha256[:2] / sha256
 
     def adopt(self, source: Path) -> EvidenceRef | None:
-        """Take a finished output file into the store (up to the cap); None when it is empty."""
+        """Take an output file into the store: the bytes one read of it finds (up to the cap),
+        hashed as they are copied to a blob of their own, so the blob is exactly what its
+        reference says even if something still writes the file. The file is removed; None
+        (and the file left for reuse) when it is empty."""
         try:
-            size = source.stat().st_size
+            if source.stat().st_size == 0:  # nothing to keep; the caller may reuse the file
+                return None
         except FileNotFoundError:  # the command deleted its own capture file
             return None
-        if size == 0:  # nothing to keep; the caller may reuse the empty file
+        copied = copy_of(source, self.cap)
+        source.unlink(missing_ok=True)
+        if copied is None:
             return None
-        if size <= self.cap:
-            digest = _hash_file(source, size)
-            self._place(source, digest)
-            return EvidenceRef(digest, size, size)
-        head = self._copy_head(source)
-        source.unlink()
-        digest = _hash_file(head, self.cap)
-        self._place(head, digest)
-        return EvidenceRef(digest, size, self.cap)
+        if not copied.kept:
+            copied.path.unlink(missing_ok=True)
+            return None
+        self._place(copied.path, copied.sha256)
+        size = copied.size if copied.kept >= self.cap else copied.kept  # cut at the cap only
+        return EvidenceRef(copied.sha256, size, copied.kept)
 
     def put(self, data: bytes) -> EvidenceRef | None:
         """Store bytes produced in memory (a diff, a file read); None when empty."""
@@ -80,27 +83,36 @@ class EvidenceStore:
         else:
             os.replace(source, target)
 
-    def _copy_head(self, source: Path) -> Path:
-        handle, name = make_unique(source.parent, prefix=".tmp-", mode=0o644)
-        remaining = self.cap
-        with source.open("rb") as src, os.fdopen(handle, "wb") as out:
-            while remaining:
-                block = src.read(min(_BLOCK, remaining))
+
+@struct
+class Copy:
+    """What one read of a file found: a private copy of it, its SHA-256, how many bytes it
+    holds, and the file's size when the read ended (larger when something still writes)."""
+
+    path: Path
+    sha256: str
+    kept: int
+    size: int
+
+
+def copy_of(source: Path, limit: int | None = None) -> Copy | None:
+    """Copy what `source` holds now (up to `limit` bytes) to a new file beside it, that no
+    one else writes; None when it does not exist."""
+    try:
+        handle = source.open("rb")
+    except FileNotFoundError:
+        return None
+    digest = hashlib.sha256()
+    kept = 0
+    with handle:
+        fd, name = make_unique(source.parent, prefix=".tmp-", mode=0o644)
+        with os.fdopen(fd, "wb") as out:
+            while limit is None or kept < limit:
+                block = handle.read(_BLOCK if limit is None else min(_BLOCK, limit - kept))
                 if not block:
                     break
+                digest.update(block)
                 out.write(block)
-                remaining -= len(block)
-        return Path(name)
-
-
-def _hash_file(path: Path, size: int) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        remaining = size
-        while remaining:
-            block = handle.read(min(_BLOCK, remaining))
-            if not block:
-                break
-            digest.update(block)
-            remaining -= len(block)
-    return digest.hexdigest()
+                kept += len(block)
+        size = max(kept, os.fstat(handle.fileno()).st_size)
+    return Copy(Path(name), digest.hexdigest(), kept, size)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -42,8 +43,14 @@ def negotiated(requested: object) -> str:
 class Front:
     """Reads and answers the handshake on `infd` until `ready` is set (or input ends)."""
 
-    def __init__(self, infd: int, wire: int, answers: dict[str, Callable[[Any], Any]]) -> None:
-        self.infd, self.wire, self.answers = infd, wire, answers
+    def __init__(
+        self,
+        infd: int,
+        wire: int,
+        answers: dict[str, Callable[[Any], Any]],
+        stop: Stop | None = None,
+    ) -> None:
+        self.infd, self.wire, self.answers, self.stop = infd, wire, answers, stop
         self.read = b""  # everything read so far: the SDK is given it from the start
         self.answered: set[object] = set()  # request ids whose replies are on the wire
         self.opening: bytes | None = None  # the `initialize` line the front answered
@@ -51,9 +58,12 @@ class Front:
         self._consumed = 0
 
     def until(self, ready: threading.Event) -> None:
+        watched = [self.infd] if self.stop is None else [self.infd, self.stop.fileno()]
         while not ready.is_set() and not self.ended:
-            chosen, _, _ = select.select([self.infd], [], [], POLL)
-            if chosen:
+            chosen, _, _ = select.select(watched, [], [], POLL)
+            if self.stop is not None and self.stop.fired():
+                self.ended = True
+            elif self.infd in chosen:
                 self._take(os.read(self.infd, 1 << 16))
 
     def _take(self, chunk: bytes) -> None:
@@ -88,7 +98,7 @@ class Front:
     def reader(self, on_end: Callable[[], None] | None = None) -> Replay:
         """The whole input stream, from its first byte, for the SDK; `on_end` is called when
         the client closes its end."""
-        return Replay(self._replayed(), self.infd, self.ended, on_end)
+        return Replay(self._replayed(), self.infd, self.ended, on_end, self.stop)
 
     def _replayed(self) -> bytes:
         """What the front read, with the `initialize` it answered first. The SDK's first
@@ -115,25 +125,46 @@ def _plain_id(value: object) -> bool:
 
 class Replay:
     """Lines of text: first those the front read, then the rest of the input (a minimal
-    text file for `anyio.wrap_file`)."""
+    text file for `anyio.wrap_file`). After a `stop` signal the input ends at once: what the
+    client sent and the server has not read yet is not served."""
 
     def __init__(
-        self, head: bytes, fd: int, ended: bool, on_end: Callable[[], None] | None = None
+        self,
+        head: bytes,
+        fd: int,
+        ended: bool,
+        on_end: Callable[[], None] | None = None,
+        stop: Stop | None = None,
     ) -> None:
         self._buffer, self._fd, self._ended, self._on_end = head, fd, ended, on_end
+        self._stop = stop
         if ended and on_end is not None:
             on_end()
 
     def readline(self, size: int | None = -1) -> str:
-        while b"\n" not in self._buffer and not self._ended:
+        while b"\n" not in self._buffer and not self._ended and not self._stopped():
+            if self._stop is not None:  # wait for input or a signal, whichever comes first
+                select.select([self._fd, self._stop.fileno()], [], [])
+                if self._stopped():
+                    break
             chunk = os.read(self._fd, 1 << 16)
             self._ended = not chunk
             self._buffer += chunk
             if self._ended and self._on_end is not None:
                 self._on_end()  # before the SDK hears of it: the client went away
+        if self._stopped():
+            return ""
         line, sep, rest = self._buffer.partition(b"\n")
         self._buffer = rest
         return (line + sep).decode("utf-8", "replace")
+
+    def _stopped(self) -> bool:
+        if self._stop is None or not self._stop.fired():
+            return False
+        if not self._ended and self._on_end is not None:
+            self._on_end()
+        self._ended = True
+        return True
 
     def __iter__(self) -> Replay:
         return self
@@ -176,6 +207,56 @@ class Wire:
             self._answered.discard(message["id"])
             return True
         return False
+
+
+class Stop:
+    """SIGINT, SIGTERM and SIGHUP end the server's input at once. A client ends its server
+    with them (Claude Code sends SIGINT, then SIGTERM; Codex SIGTERM), and the kernel may
+    deliver a signal to any thread, while the main thread sleeps in the event loop: so the
+    interpreter's own handler writes the signal's number to a pipe (`signal.set_wakeup_fd`)
+    that every read of the input also waits on. The Python handler only notes the signal, so
+    a second one while the session closes interrupts nothing."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        self.signal: int | None = None
+
+    def install(self) -> None:
+        """Take the signals (from the main thread)."""
+        for number in self.SIGNALS:
+            signal.signal(number, self._note)
+        signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+
+    def ignore(self) -> None:
+        """The session is closed: later signals only end what is ending anyway (a default
+        handler, restored as the interpreter shuts down, would make the exit status a kill)."""
+        for number in self.SIGNALS:
+            signal.signal(number, signal.SIG_IGN)
+
+    def _note(self, number: int, frame: object) -> None:
+        if self.signal is None:
+            self.signal = number
+
+    def fileno(self) -> int:
+        return self._read
+
+    def fired(self) -> bool:
+        """Whether one of the signals came (from any thread)."""
+        if self.signal is None:
+            try:
+                written = os.read(self._read, 64)
+            except BlockingIOError:
+                written = b""
+            came = [number for number in written if number in self.SIGNALS]
+            if came:
+                self.signal = came[0]
+        return self.signal is not None
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signal).name if self.signal is not None else ""
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -9,6 +9,7 @@ protocol messages reaches stdout; this module logs to stderr only.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from functools import cache, partial
@@ -23,7 +24,7 @@ from ..runtime.prompt import system_prompt
 from ..runtime.results import Settings
 from ..runtime.session import Session
 from . import PROGRESS_EVERY
-from .front import Front, divert_stdout, negotiated
+from .front import Front, Stop, divert_stdout, negotiated
 
 if TYPE_CHECKING:
     from typing import Any
@@ -81,6 +82,8 @@ class Gatekeeper:
         self.lock = threading.Lock()
         self.current: Cancel | None = None  # the call in flight, to withdraw on disconnect
         self.disconnected = threading.Event()  # the client closed its end of stdio
+        self.stop: Stop | None = None  # the signals that end the server (serve installs it)
+        self._closed = False
         self.progress_every = PROGRESS_EVERY
         self.session_choice: str | None = None  # --session: None starts a new session
         self.ticket: str | None = None  # --ticket
@@ -93,6 +96,8 @@ class Gatekeeper:
         with self.lock:
             self.current = cancel
             try:
+                if self._closed:  # a call the SDK took just before serving ended
+                    return "epistemic mcp is closing: the call was not run", True
                 session = self._open(client)
                 result = session.call(name, arguments, cancel=cancel)
             finally:
@@ -128,12 +133,25 @@ class Gatekeeper:
                 self.session.event("run", mode="mcp", mcp_client=client, **ticket)
         return self.session
 
-    def close(self, why: str = "the client disconnected") -> None:
+    def gone(self, client: str | None = None) -> tuple[str, str]:
+        """Who ended a call the client can no longer see the result of, and why (the record
+        says `cancelled by WHO: WHY`)."""
+        if self.stop is not None and self.stop.fired():
+            return "epistemic mcp", f"the server was ended by {self.stop.name}"
+        if self.disconnected.is_set():
+            return client or "epistemic mcp", "the client disconnected"
+        return client or "the client", "the client cancelled the request"
+
+    def close(self) -> None:
         """Withdraw or stop the call in flight (the client cannot see its result any more),
-        then close the session: the report is rendered with the call's outcome."""
+        then close the session: its outcome is recorded, then `closed`. Once: the main
+        thread calls it when serving ends, never a signal handler."""
+        if self._closed:
+            return
+        self._closed = True
         current = self.current
         if current is not None:
-            current.set("epistemic mcp", why)
+            current.set(*self.gone())
         with self.lock:
             if self.session is not None:
                 self.session.close()
@@ -194,10 +212,8 @@ def build_server(keeper: Gatekeeper) -> Any:
                 group.start_soon(_keep_alive, ctx, keeper.progress_every)
                 text, failed = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
                 group.cancel_scope.cancel()
-        except anyio.get_cancelled_exc_class():
-            gone = keeper.disconnected.is_set()  # the SDK ends every handler when stdin ends
-            why = "the client disconnected" if gone else "the client cancelled the request"
-            cancel.set(client.get("name") or "the client", why)
+        except anyio.get_cancelled_exc_class():  # the SDK ends every handler when input ends
+            cancel.set(*keeper.gone(client.get("name")))
             raise
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
 
@@ -256,14 +272,21 @@ def _tool_json(spec: Any) -> dict[str, Any]:
 
 
 def serve(keeper: Gatekeeper) -> None:
-    """Serve over stdio until the client closes the connection: the front answers the
-    handshake at once (front.py) while the SDK loads, then the SDK serves the rest."""
+    """Serve over stdio until the client closes the connection or ends the server with a
+    signal: the front answers the handshake at once (front.py) while the SDK loads, then the
+    SDK serves the rest. Either way the session is closed before this returns."""
     wire = divert_stdout()
+    keeper.stop = stop = Stop()
+    stop.install()
     ready = threading.Event()
     loaded: dict[str, Any] = {}
     threading.Thread(target=_load_sdk, args=(keeper, loaded, ready), daemon=True).start()
-    front = Front(0, wire, handshake_answers())
+    front = Front(0, wire, handshake_answers(), stop)
     front.until(ready)
+    if stop.fired():  # ended before the SDK was ready: no call was served, no session opened
+        with contextlib.suppress(OSError):
+            print(f"epistemic mcp: ended by {stop.name}", file=sys.stderr, flush=True)
+        return
     ready.wait()
     if "error" in loaded:
         raise loaded["error"]
@@ -281,11 +304,15 @@ def serve(keeper: Gatekeeper) -> None:
         anyio.run(main)
     finally:
         keeper.close()
+        stop.ignore()
         said = "epistemic mcp: connection closed; the session is journaled"
+        if stop.fired():
+            said = f"epistemic mcp: ended by {stop.name}; the session is journaled"
         if keeper.session is not None:  # an anchor in the client's log, outside the workspace
             position = keeper.session.journal.position
             said += f"\nepistemic mcp: journal head {position.head} (line {position.lines})"
-        print(said, file=sys.stderr, flush=True)  # one write: the client may end us soon
+        with contextlib.suppress(OSError):  # a client that ended us may have closed stderr
+            print(said, file=sys.stderr, flush=True)  # one write: the client may end us soon
 
 
 def _load_sdk(keeper: Gatekeeper, loaded: dict[str, Any], ready: threading.Event) -> None:

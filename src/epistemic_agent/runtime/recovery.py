@@ -9,9 +9,11 @@ and closes each with what can still be known:
 - whether it ran at all: a call that waited for an approval that never came did not;
 - what it changed: every workspace entry whose ctime is at or after the declaration (a ctime
   cannot be set back by a user; deletions leave no trace and cannot be recovered);
-- its output, from the capture files its session left in `.epistemic/tmp/`, scrubbed of
-  secrets like any other output and kept as evidence. Capture files no live call owns are
-  scrubbed and removed in any case.
+- its output, from the capture files its session left in `.epistemic/tmp/`: what one read of
+  each finds is copied first, then scrubbed of secrets like any other output and kept as
+  evidence, so the evidence is exactly those bytes even if a process of the call still
+  writes the file (where its confinement could not end it with the session); the outcome
+  then says how much came after. Capture files no live call owns are removed in any case.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..core.clock import epoch_of, now
 from ..core.liveness import recorder_alive
 from ..core.structs import struct
 from ..execute.observe.base import changed_since
-from ..journal.evidence import EvidenceStore
+from ..journal.evidence import EvidenceStore, copy_of
 
 if TYPE_CHECKING:
     from typing import Any
@@ -100,25 +102,40 @@ class Recovery:
                 "complete": False,
             }
             record["flags"] = [{"flag": FLAG, "message": message}]
-        record["evidence"] = self._captures(orphan.pid)
+        record["evidence"], growing = self._captures(orphan.pid)
+        if growing:
+            record["outcome"] += (
+                "; its output was still being written when it was recovered: at least "
+                + " and ".join(f"{count} bytes of {name}" for name, count in growing.items())
+                + " came after what is kept"
+            )
         return record
 
-    def _captures(self, pid: int | None) -> dict[str, Any]:
-        """The output the dead call left in its capture files, scrubbed, as evidence."""
+    def _captures(self, pid: int | None) -> tuple[dict[str, Any], dict[str, int]]:
+        """The output the dead call left in its capture files, scrubbed, as evidence; and how
+        many bytes came after the read, for each file still being written."""
         found: dict[str, Any] = {}
+        growing: dict[str, int] = {}
         if pid is None:
-            return found
+            return found, growing
         for path in sorted(self.tmp.glob(f"call-{pid}-*")):
             name = (
                 "stdout" if path.suffix == ".out" else "stderr" if path.suffix == ".err" else None
             )
             if name is None or name in found:
                 continue
-            self.guard.scrub_file(path)
-            ref = self.evidence.adopt(path)
+            copied = copy_of(path)  # the bytes to keep, out of reach of any writer
+            path.unlink(missing_ok=True)
+            if copied is None:
+                continue
+            if copied.size > copied.kept:
+                growing[name] = copied.size - copied.kept
+            self.guard.scrub_file(copied.path)
+            ref = self.evidence.adopt(copied.path)
+            copied.path.unlink(missing_ok=True)  # empty: adopt leaves it
             if ref is not None:
                 found[name] = ref.to_json()
-        return found
+        return found, growing
 
     def sweep(self, live: set[int]) -> int:
         """Remove the capture files no live process owns (their output, secrets included, is

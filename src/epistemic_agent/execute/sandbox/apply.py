@@ -3,8 +3,10 @@
 `enter` runs in a throwaway thread just before it spawns the command (or runs a file tool), in
 this order, each step failing closed (OSError: the call does not run):
 
-1. a private mount namespace (and, where Landlock cannot scope signals, a PID namespace for
-   the children), with nothing propagating back;
+1. a private mount namespace (and a PID namespace for the children: for a command, whose
+   first process, started here with a /proc of its own, ends them all when the session dies,
+   reaper.py; for a file tool, where Landlock cannot scope signals), with nothing
+   propagating back;
 2. every mount made read-only, then writable binds of the view's writable folders (no device
    nodes, no setuid), read-only binds over the protected paths inside them (the report and
    its spares all, so the swap that replaces the report keeps a read-only one in view), a
@@ -57,20 +59,29 @@ _READ_ONLY_ATTRS = (
 class Launch:
     """How the executor starts a confined command."""
 
-    confine: Callable[[], None] | None = None  # run by the spawning thread on itself
+    confine: Callable[..., None] | None = None  # run by the spawning thread on itself
     argv_prefix: tuple[str, ...] = ()  # bwrap
     #: what `confine` arms to see the renames and removals the act attempts on protected paths
     #: (landlock mechanisms): the executor listens before the spawn, finishes after the call
     tripwire: Tripwire | None = None
+    pid_namespace: bool = False  # `confine(init=...)` makes the act's own PID namespace
 
 
 def enter(
-    view: View, platform: Platform, files: tuple[str, ...], tripwire: Tripwire | None = None
+    view: View,
+    platform: Platform,
+    files: tuple[str, ...],
+    tripwire: Tripwire | None = None,
+    init: Callable[[], None] | None = None,
 ) -> None:
-    """Confine the calling thread (and what it spawns) to `view`. Raises OSError."""
+    """Confine the calling thread (and what it spawns) to `view`. With namespaces, `init`
+    starts the first process of the children's PID namespace (before anything confines it).
+    Raises OSError."""
     shm: tuple[Path, ...] = ()
     if platform.namespaces is not None:
-        shm = _mounts(view, pid_namespace=platform.pid_scope)
+        shm = _mounts(view, pid_namespace=platform.pid_scope or init is not None)
+        if init is not None:  # before the capabilities go: it mounts the namespace's /proc
+            init()
     kept = confine_sys.KEPT_CAPABILITIES if os.geteuid() == 0 else ()
     confine_sys.keep_only_capabilities(kept)
     confine_sys.no_new_privs()
@@ -164,13 +175,14 @@ def _private_shm() -> tuple[Path, ...]:
 
 def bwrap_argv(bwrap: str, view: View) -> tuple[str, ...]:
     """The same view through bubblewrap: a read-only root, a private /dev, /proc, PID and IPC
-    namespace, the writable binds, the hidden and protected paths, every capability dropped.
+    namespace (killed when the thread that starts bwrap dies: the session's), the writable
+    binds, the hidden and protected paths, every capability dropped.
     With an allow-list of readable paths, the root holds those and nothing else."""
     root = ["--ro-bind", "/", "/"]
     if view.readable is not None:  # a root of the allowed paths only
         root = confine_read.bwrap_root(view.readable)
     argv = [bwrap, *root, "--dev", "/dev", "--tmpfs", SHM]
-    argv += ["--unshare-pid", "--unshare-ipc", "--proc", "/proc"]
+    argv += ["--unshare-pid", "--unshare-ipc", "--proc", "/proc", "--die-with-parent"]
     for folder in view.writable:
         argv += ["--bind", folder, folder]
     for folder in view.pinned:

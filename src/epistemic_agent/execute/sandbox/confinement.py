@@ -203,7 +203,8 @@ class Confinement:
             return Launch(watch, confine_apply.bwrap_argv(bwrap, view), tripwire)
         names = tuple(str(path) for path in files)
         enter = partial(confine_apply.enter, view, self.platform, names, tripwire)
-        return Launch(confine=enter, tripwire=tripwire)
+        namespace = self.platform.namespaces is not None
+        return Launch(confine=enter, tripwire=tripwire, pid_namespace=namespace)
 
     def run(self, act: str, work: Callable[[], T]) -> T:
         """Run `work` (a file tool's I/O) in a thread confined as a command of `act` would be.
