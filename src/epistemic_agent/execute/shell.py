@@ -82,7 +82,7 @@ def run_shell(
     tripwire = launch.tripwire
     if tripwire is not None:
         tripwire.listen()
-    warden = None if launch.argv_prefix else Warden()  # bwrap: --die-with-parent
+    warden = Warden()  # under bwrap it watches bwrap's group: bwrap is the act's PID 1
     try:
         found = _find_program(argv[0])
         if capture is None:
@@ -157,7 +157,7 @@ def _spawn_and_wait(
 def _start(spawn: Callable[[], int], launch: Launch, warden: Warden | None) -> int:
     """Start the command with its warden (reaper.py): in its own PID namespace where the
     confinement makes one, else watching its process group."""
-    if warden is None:  # bwrap: it dies with its parent; `confine` arms the tripwire
+    if warden is None:
         return spawn() if launch.confine is None else in_confined_thread(launch.confine, spawn)
     if not launch.pid_namespace:
         warden.watch_group()  # from here: outside the command's confinement

@@ -182,7 +182,7 @@ def bwrap_argv(bwrap: str, view: View) -> tuple[str, ...]:
     if view.readable is not None:  # a root of the allowed paths only
         root = confine_read.bwrap_root(view.readable)
     argv = [bwrap, *root, "--dev", "/dev", "--tmpfs", SHM]
-    argv += ["--unshare-pid", "--unshare-ipc", "--proc", "/proc", "--die-with-parent"]
+    argv += ["--unshare-pid", "--unshare-ipc", "--proc", "/proc"]
     for folder in view.writable:
         argv += ["--bind", folder, folder]
     for folder in view.pinned:
