@@ -4,7 +4,8 @@ the benchmark hides from the code it runs).
 
 The layouts: this checkout's venv activated (its bin first on PATH, VIRTUAL_ENV set) and called
 by path with a plain PATH; this checkout's wheel (tests/installs.py) in a fresh venv, activated;
-pipx; uvx. Each row of the results names the interpreter the agent and the judge used.
+pipx; uvx. Each row of the results names the interpreter the agent and the judge used. And
+the folder bench is started from does not change what its sessions import.
 """
 
 from __future__ import annotations
@@ -92,3 +93,17 @@ def test_every_reference_passes_with_the_machines_python3_however_installed(
         header = json.loads(journal.read_text().splitlines()[0])
         readable = header["confinement"].get("readable") or []
         assert not [path for path in readable if inside(path, prefix)], (readable, prefix)
+
+
+def test_the_folder_bench_is_started_from_is_not_on_the_sessions_import_path(
+    tmp_path: Path,
+) -> None:
+    """Started from a folder holding TMPDIR (so the sessions' scratch folders), the agents still
+    start: `python -m` would have put that folder on their import path, and a session whose
+    scratch is importable refuses to start."""
+    (tmp_path / "home").mkdir()
+    env = environment(tmp_path, tmp_path / "home") | {"PATH": PLAIN}
+    argv = [EPISTEMIC, "bench", "--model", "replay", "--tasks", "csv-counting"]
+    done = subprocess.run([*argv, "-o", str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=300, check=False, env=env, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
