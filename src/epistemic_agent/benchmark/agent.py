@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .hiding import plan
+from .interpreter import task_env
 from .judge import Private
 from .peek import Watch, describe
 from .peek_record import named
@@ -68,6 +69,7 @@ def session(
         shutil.rmtree(home, ignore_errors=True)
     found: dict[str, Any] = {
         "exit_code": code,
+        "python3": reads.python,
         "hidden": hidden,
         "reads_allow_listed": "reads-allow-listed" in held,
         "peek_detection": "fanotify" if unavailable is None else f"unavailable: {unavailable}",
@@ -102,6 +104,22 @@ def last_line(folder: Path) -> str:
     return lines[-1][:300] if lines else ""
 
 
+def run_command() -> list[str]:
+    """How `epistemic run` is started: this interpreter, with this process's import path but
+    not its working folder (-P: a folder that holds the session's scratch would be importable,
+    and the session refuses to start). The folders PYTHONPATH put on the path are handed over
+    on the command line, since the environment the session (and so every act) gets has no
+    PYTHONPATH."""
+    given = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if not given:
+        return [sys.executable, "-P", "-m", "epistemic_agent.cli"]
+    source = (
+        f"import sys; sys.path[:0] = {given!r}; "
+        "from epistemic_agent.cli.app import main; sys.exit(main())"
+    )
+    return [sys.executable, "-P", "-c", source]
+
+
 def run_agent(
     spec: str,
     task: Task,
@@ -113,12 +131,13 @@ def run_agent(
     started: list[int],
     own_env: dict[str, str] | None = None,
 ) -> int:
-    """`epistemic run` on the task, its JSON events kept in events.jsonl."""
-    argv = [sys.executable, "-m", "epistemic_agent.cli", "run", "--model", spec]
+    """`epistemic run` on the task, its JSON events kept in events.jsonl. Its environment is
+    the tasks' (interpreter.task_env: no VIRTUAL_ENV, PYTHONPATH...), which its acts inherit."""
+    argv = [*run_command(), "run", "--model", spec]
     argv += ["-C", str(workspace), "--here", "--max-steps", str(config.max_steps), "--json"]
     argv += [*hiding, *config.extra_args, task.prompt]
     # git in a task's workspace must not find a repository around the output folder
-    env = {**os.environ, "NO_COLOR": "1", "GIT_CEILING_DIRECTORIES": str(config.out)}
+    env = {**task_env(), "NO_COLOR": "1", "GIT_CEILING_DIRECTORIES": str(config.out)}
     env.update(own_env or {})
     env.pop("EPISTEMIC_EXPLAIN_ORACLE", None)
     with (folder / "events.jsonl").open("wb") as out, (folder / "stderr.txt").open("wb") as err:

@@ -8,13 +8,20 @@ from there with a small, fixed environment (never EPISTEMIC_EXPLAIN_ORACLE, unle
 asked for explanations in `--check-oracles`).
 
 The oracle's exit status and last line say what it decided: exit 0 with `PASS: ...`, exit 1
-with `FAIL: ...`; anything else (a crash, a time-out, no verdict line) is an oracle error,
-which is never a verdict on the agent.
+with `FAIL: ...`; exit 4 with `ENVIRONMENT ERROR: ...` is an environment error (the tasks'
+`python3` does not run where the agent's code runs: judgerun.check_environment); anything else
+(a crash, a time-out, no verdict line) is an oracle error. Neither error is a verdict on the
+agent.
+
+Before any agent starts, `judging_environment` finds the tasks' `python3` (interpreter.py)
+and runs it through the launcher as the oracles will: a machine that cannot judge is said so
+once, and no agent runs for nothing.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -23,8 +30,8 @@ from functools import cache
 from pathlib import Path
 
 from ..core.structs import struct
-from . import judgelib
 from .hiding import git_folders, task_copies
+from .interpreter import Unusable, machine_python
 from .readable import allow_list
 from .tasks import Pristine, Task, TaskError, prepare_workspace
 
@@ -32,16 +39,23 @@ ORACLE_TIMEOUT = 900.0  # hang protection only: each run of the agent's code has
 HERE = Path(__file__).resolve().parent
 JUDGELIB = HERE / "judgelib.py"
 JUDGE_FILES = ("judgelib.py", "judgerun.py", "judgesuites.py")  # stdlib only, beside the oracle
+ENVIRONMENT_EXIT = 4  # judgelib.main: the judging environment failed
 
 
 @struct
 class Verdict:
-    """What the oracle decided: passed, its last line, and an oracle error (None when it
-    decided at all)."""
+    """What the oracle decided: passed, its last line, and an oracle error or an environment
+    error (both None when it decided at all)."""
 
     passed: bool
     line: str
     error: str | None = None
+    environment: str | None = None
+
+
+def environment_verdict(why: str) -> Verdict:
+    """The judging environment failed (why): no verdict on the agent."""
+    return Verdict(False, f"ERROR: the judging environment: {why}", None, why)
 
 
 class Private:
@@ -118,7 +132,10 @@ def judge(
             prepare_workspace(task, folder / "pristine", private.root / "tmp")
     except (OSError, TaskError) as error:
         return Verdict(False, f"oracle error: cannot set up the judge: {error}", str(error))
-    env = oracle_env(private, (str(private.root), *hidden), speed, explain)
+    try:
+        env = oracle_env(private, (str(private.root), *hidden), speed, explain)
+    except Unusable as error:
+        return environment_verdict(str(error))
     argv = [sys.executable, "-I", "-B", str(folder / "oracle"), str(workspace)]
     try:
         done = subprocess.run(
@@ -176,10 +193,9 @@ def oracle_env(
     return env
 
 
-@cache
 def python3() -> str:
-    """The real interpreter behind `python3` on PATH (judgelib.python3), asked once."""
-    return judgelib.python3()
+    """The tasks' interpreter (interpreter.py): the machine's, never this tool's environment."""
+    return machine_python().path
 
 
 def launcher_argv() -> list[str]:
@@ -194,43 +210,82 @@ def launcher_argv() -> list[str]:
 
 
 def verdict_of(code: int, stdout: str, stderr: str) -> Verdict:
-    """Exit 0 with PASS or exit 1 with FAIL is a verdict; anything else an oracle error."""
+    """Exit 0 with PASS or exit 1 with FAIL is a verdict; exit 4 with ENVIRONMENT ERROR an
+    environment error; anything else an oracle error."""
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
     last = lines[-1][:500] if lines else ""
     if code == 0 and last.startswith("PASS:"):
         return Verdict(True, last)
     if code == 1 and last.startswith("FAIL:"):
         return Verdict(False, last)
+    if code == ENVIRONMENT_EXIT and last.startswith("ENVIRONMENT ERROR:"):
+        return environment_verdict(last.removeprefix("ENVIRONMENT ERROR:").strip())
     errors = [line.strip() for line in stderr.splitlines() if line.strip()]
     why = last.removeprefix("ORACLE ERROR:").strip() or (errors[-1] if errors else "")
     why = why[:400] or "no verdict line"
     return Verdict(False, f"oracle error: exit {code}: {why}", why)
 
 
+@struct(frozen=True)
+class Judging:
+    """The judging environment as checked before any agent starts: the tasks' interpreter, how
+    much slower than the reference machine this one is, or why it cannot judge (`problem`)."""
+
+    python3: str | None
+    speed: float
+    problem: str | None = None
+
+
+#: Run in the oracle's environment: the tasks' python3 through the launcher, then the speed.
+READY = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import judgelib as j\n"
+    "try:\n"
+    "    j.check_environment()\n"
+    "except j.EnvironmentFault as fault:\n"
+    "    print('ENVIRONMENT ERROR:', fault); sys.exit(4)\n"
+    "print(j.speed() if sys.argv[2] == 'measure' else 1.0)\n"
+)
+
+
+def judging_environment(speed: float | None = None) -> Judging:
+    """Find the tasks' `python3` and run it through the launcher as an oracle will; measure the
+    machine's slowness with it (judgelib.speed) unless `speed` is given. Asked once per PATH."""
+    return _judging(speed, os.environ.get("PATH", ""))
+
+
 @cache
-def measure_speed() -> float:
-    """The machine's slowness against the reference one, measured once per process through the
-    same launcher the oracles use (judgelib.speed)."""
+def _judging(speed: float | None, _path: str) -> Judging:
+    try:
+        python = machine_python()
+    except Unusable as error:
+        return Judging(None, speed or 1.0, str(error))
     private = Private()
     try:
         env = oracle_env(private, (str(private.root),), None, False)
-        code = (
-            "import sys; sys.path.insert(0, sys.argv[1]); import judgelib; print(judgelib.speed())"
-        )
-        done = subprocess.run(
-            [sys.executable, "-I", "-B", "-c", code, str(JUDGELIB.parent)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        wanted = "measure" if speed is None else "given"
+        argv = [sys.executable, "-I", "-B", "-c", READY, str(JUDGELIB.parent), wanted]
         try:
-            return max(1.0, float(done.stdout.strip().splitlines()[-1]))
-        except (ValueError, IndexError):
-            return 1.0
+            done = subprocess.run(
+                argv, env=env, capture_output=True, text=True, timeout=300, check=False
+            )
+        except subprocess.TimeoutExpired:
+            why = f"python3 ({python.path}) did not run through the launcher within 300 s"
+            return Judging(python.path, speed or 1.0, why)
     finally:
         private.remove()
+    said = verdict_of(done.returncode, done.stdout, "")
+    if said.environment is not None:
+        return Judging(python.path, speed or 1.0, said.environment)
+    try:  # a launcher that cannot start here is each oracle's error to report
+        measured = float(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        measured = 1.0
+    return Judging(python.path, speed if speed is not None else max(1.0, measured))
+
+
+def measure_speed() -> float:
+    """The machine's slowness against the reference one (judging_environment)."""
+    return judging_environment().speed
 
 
 def run_oracle(task: Task, workspace: Path, explain: bool = False) -> tuple[bool, str]:

@@ -4,8 +4,10 @@ Standard library only: `epistemic bench` copies this file, judgerun.py and judge
 the judge's folder beside the oracle (after the agent's session has ended), and the oracle
 imports it from there.
 
-- **Verdicts.** `main(judge)` prints one line: `PASS: ...` (exit 0), `FAIL: ...` (exit 1) or
-  `ORACLE ERROR: ...` (exit 3, the oracle itself broke: never a verdict on the agent). A
+- **Verdicts.** `main(judge)` prints one line: `PASS: ...` (exit 0), `FAIL: ...` (exit 1),
+  `ORACLE ERROR: ...` (exit 3, the oracle itself broke) or `ENVIRONMENT ERROR: ...` (exit 4,
+  the tasks' `python3` does not run where the agent's code runs): the last two are never a
+  verdict on the agent. A
   `Failure` names what is wrong, never the expected value; its `detail` (expected and actual
   values) is printed only when a maintainer sets EPISTEMIC_EXPLAIN_ORACLE=1, which the runner
   never does during a run.
@@ -32,8 +34,10 @@ try:  # imported from the package (the runner), or beside an oracle in the judge
     from . import judgesuites
     from .judgerun import (
         RECORD,
+        EnvironmentFault,
         OracleError,
         Ran,
+        check_environment,
         code_env,
         copy_workspace,
         python3,
@@ -55,8 +59,10 @@ except ImportError:
     import judgesuites  # type: ignore[no-redef,import-not-found]
     from judgerun import (  # type: ignore[no-redef,import-not-found]
         RECORD,
+        EnvironmentFault,
         OracleError,
         Ran,
+        check_environment,
         code_env,
         copy_workspace,
         python3,
@@ -81,11 +87,13 @@ __all__ = [
     "GIT_ENV",
     "PRISTINE",
     "RECORD",
+    "EnvironmentFault",
     "Failure",
     "OracleError",
     "Ran",
     "Suite",
     "budget",
+    "check_environment",
     "code_env",
     "copy_workspace",
     "deliverable",
@@ -133,7 +141,8 @@ def fail(what: str, detail: str | None = None) -> NoReturn:
 
 
 def main(judge: Callable[[Path], str]) -> None:
-    """Run `judge(workspace)` and print its verdict; exit 0 pass, 1 fail, 3 oracle error."""
+    """Run `judge(workspace)` and print its verdict; exit 0 pass, 1 fail, 3 oracle error, 4
+    environment error."""
     workspace = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
     try:
         verdict = judge(workspace)
@@ -141,6 +150,9 @@ def main(judge: Callable[[Path], str]) -> None:
         extra = f" [{failure.detail}]" if EXPLAIN and failure.detail else ""
         print(f"FAIL: {failure.what}{extra}")
         sys.exit(1)
+    except EnvironmentFault as fault:
+        print(f"ENVIRONMENT ERROR: {fault}"[:500])
+        sys.exit(4)
     except BaseException as error:  # the oracle broke: say so, never as a verdict
         if isinstance(error, SystemExit) and error.code in (0, None):
             raise

@@ -5,6 +5,11 @@ EPISTEMIC_JUDGE_LAUNCHER (epistemic_agent.benchmark.launcher): a fresh session w
 not the oracle, a scrubbed environment, no path of the judge in its arguments, and confined away
 from the judge's files (EPISTEMIC_JUDGE_HIDE). Inputs go in as files of the copy or on stdin;
 outputs come back as its stdout and stderr; the comparisons happen in the oracle.
+
+A run that went wrong is the agent's failure only if the environment is sound: the first time
+one does, `check_environment` runs a one-line script with the same `python3`, in a scratch
+folder of its own, confined the same way. When that fails too, the judging environment is at
+fault (`EnvironmentFault`: the oracle reports an environment error, never a verdict).
 """
 
 from __future__ import annotations
@@ -36,6 +41,11 @@ FILE_LIMIT = 1 << 30  # the largest file the code may write (RLIMIT_FSIZE), its 
 
 class OracleError(Exception):
     """The oracle could not judge (a launcher that failed, data of its own that is broken)."""
+
+
+class EnvironmentFault(Exception):
+    """The judging environment failed, not the agent's work: the tasks' `python3` does not run
+    where the agent's code runs."""
 
 
 def sha256_of(path: Path) -> str:
@@ -196,7 +206,51 @@ def run_code(
 ) -> Ran:
     """Run the agent's code (`argv`, in the scratch folder `cwd`) through the launcher. It may
     write `cwd`, its own temp folder and `writable`, nothing else, and read those, `readable`
-    (a harness of the judge's) and the agent's allow-list."""
+    (a harness of the judge's) and the agent's allow-list. A run that went wrong in an
+    environment that is not sound raises EnvironmentFault (check_environment)."""
+    ran = _run(argv, cwd, timeout, stdin, env, fsize, writable, readable)
+    if not ran.ok:
+        check_environment()
+    return ran
+
+
+PROBE = "print('python3 runs')\n"
+PROBE_TIMEOUT = 60.0
+_sound = False  # check_environment succeeded in this process
+
+
+def check_environment() -> None:
+    """Raise EnvironmentFault unless the tasks' `python3` runs a one-line script through the
+    launcher, confined as the agent's code is, in a fresh scratch folder the agent's code never
+    touched. Once it has, never asked again in this process."""
+    global _sound
+    if _sound:
+        return
+    with scratch() as folder:
+        work = folder / "work"
+        work.mkdir()
+        (work / "probe.py").write_text(PROBE, encoding="utf-8")
+        ran = _run([python3(), "-B", "probe.py"], work, PROBE_TIMEOUT, b"", None, None, (), ())
+    if ran.ok and ran.stdout.strip() == "python3 runs":
+        _sound = True
+        return
+    if ran.timed_out:
+        why = f"did not run a one-line script within {PROBE_TIMEOUT:g} s"
+    else:
+        why = f"cannot run a one-line script where the agent's code runs: {ran.tail()}"
+    raise EnvironmentFault(f"python3 ({python3()}) {why}")
+
+
+def _run(
+    argv: list[str],
+    cwd: Path,
+    timeout: float,
+    stdin: bytes,
+    env: dict[str, str] | None,
+    fsize: int | None,
+    writable: Sequence[Path],
+    readable: Sequence[Path],
+) -> Ran:
     home = cwd.parent / f"home-{secrets.token_hex(4)}"  # cwd is a scratch folder's copy
     home.mkdir(mode=0o700, exist_ok=True)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:

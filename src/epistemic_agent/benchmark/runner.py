@@ -18,7 +18,16 @@ from ..journal.sessions import ReadError, load
 from ..journal.summary import summary
 from .agent import last_line, session
 from .config import BenchConfig, Play, Running
-from .judge import Batch, Private, judge, measure_speed
+from .interpreter import Unusable
+from .judge import (
+    Batch,
+    Judging,
+    Private,
+    Verdict,
+    environment_verdict,
+    judge,
+    judging_environment,
+)
 from .tasks import Task, TaskError
 
 if TYPE_CHECKING:
@@ -77,7 +86,10 @@ def run_task(
             return _save(folder, row)
         model = config.model if play is None else f"replay:{play.script}"
         extra = (*config.hide, *batch.hidden)
-        row.update(session(task, config, model, workspace, folder, private, running, extra))
+        try:
+            row.update(session(task, config, model, workspace, folder, private, running, extra))
+        except Unusable as error:  # no python3 for the tasks: nothing to run, nothing to judge
+            return _save(folder, unjudged(row, environment_verdict(str(error))))
         hides = tuple(h for h in row.pop("judge_hides", ()) if h != str(batch.scratch))
         speed = speed or config.speed
         judging = time.monotonic()
@@ -90,6 +102,8 @@ def run_task(
     row.update(passed=verdict.passed, verdict=verdict.line)
     if verdict.error is not None:
         row["oracle_error"] = verdict.error
+    if verdict.environment is not None:
+        row["environment_error"] = verdict.environment
     row.update(_numbers(workspace))
     code = row["exit_code"]
     if row.get("peeked"):
@@ -98,8 +112,28 @@ def run_task(
         verdict_line = f"not finished: `epistemic run` exited {code}: {last_line(folder)}"
         row.update(passed=False, verdict=verdict_line)
     row["wall_time"] = round(time.monotonic() - started, 2)
-    row["complete"] = code in ENDED and verdict.error is None
+    row["complete"] = code in ENDED and verdict.error is None and verdict.environment is None
     return _save(folder, row)
+
+
+def unjudged(row: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
+    """A row the judging environment left without a verdict: not passed, not complete."""
+    row.update(passed=False, verdict=verdict.line, environment_error=verdict.environment)
+    row["complete"] = False
+    return row
+
+
+def _unjudged_run(
+    task: Task, config: BenchConfig, play: Play | None, ready: Judging
+) -> dict[str, Any]:
+    """The row of a run never started: the judging environment cannot judge it."""
+    folder = config.out / task.name / (play.label if play else "")
+    (folder / RESULT_NAME).unlink(missing_ok=True)
+    row: dict[str, Any] = {"task": task.name, "model": config.model, "python3": ready.python3}
+    row["workspace"] = str(folder / "workspace")
+    if play is not None:
+        row.update(kind=play.kind, session=play.script.stem, expect=play.expect)
+    return _save(folder, unjudged(row, environment_verdict(ready.problem or "")))
 
 
 def _numbers(workspace: Path) -> dict[str, Any]:
@@ -160,7 +194,15 @@ def run_many(
     folder is made first, so that each run's agent is hidden from all the others'."""
     for task, play in items:
         (config.out / task.name / (play.label if play else "")).mkdir(parents=True, exist_ok=True)
-    speed = config.speed if config.speed is not None or not items else measure_speed()
+    if not items:
+        return []
+    ready = judging_environment(config.speed)
+    if ready.problem is not None:  # no agent runs where no oracle can judge
+        refused = [_unjudged_run(task, config, play, ready) for task, play in items]
+        for row in refused:
+            on_done(row)
+        return refused
+    speed = ready.speed
     running = Running()
     batch = Batch()
     rows: list[dict[str, Any] | None] = [None] * len(items)
@@ -194,6 +236,7 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "tasks": len(rows),
         "passed": sum(bool(r.get("passed")) for r in rows),
+        "environment_errors": sum(bool(r.get("environment_error")) for r in rows),
         **sums,
         "wall_time": wall,
     }

@@ -40,8 +40,10 @@ def register(sub: Any) -> None:
         "peeking); then its oracle judges the result. `--model replay` plays each task's "
         "reference session (no key needed); --check-oracles plays every scripted session "
         "against its oracle. A rerun with the same -o and model skips tasks already "
-        "finished. Exit 0 when every task passed (every session as labelled), 1 otherwise, "
-        "2 on usage errors.",
+        "finished. The tasks' python3 is the first on PATH outside this tool's own "
+        "installation. Exit 0 when every task passed (every session as labelled), 1 otherwise, "
+        "2 on usage errors, 3 when the judging environment failed (no usable python3: an "
+        "environment error, never a verdict on the agent).",
     )
     p.add_argument("--model", help="PROVIDER:MODEL, or replay (default: $EPISTEMIC_MODEL)")
     p.add_argument("--tasks", metavar="NAMES", help="comma-separated task names (default: all)")
@@ -166,13 +168,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             print("\n".join(visible(line) for line in table_lines(supervised)))
         print(f"results: {out / 'results.json'}; journals: {out}/*/workspace/.epistemic")
         print(passed_line(rows, time.monotonic() - started))
-    return 0 if all(row.get("passed") for row in rows) else 1
+    from .check import exit_status
+
+    return exit_status(rows, all(row.get("passed") for row in rows))
 
 
 def passed_line(rows: list[dict[str, Any]], seconds: float) -> str:
-    """`8 passed, 0 failed in 6.6 s`, as pytest ends."""
+    """`8 passed, 0 failed in 6.6 s`, as pytest ends (and how many were not judged)."""
     passed = sum(1 for row in rows if row.get("passed"))
-    return f"{passed} passed, {len(rows) - passed} failed in {seconds:.1f} s"
+    unjudged = sum(1 for row in rows if row.get("environment_error"))
+    failed = f"{len(rows) - passed - unjudged} failed"
+    if unjudged:
+        failed += f", {unjudged} not judged (environment error)"
+    return f"{passed} passed, {failed} in {seconds:.1f} s"
 
 
 def _supervised(tasks: list[Any], config: Any, supervisor: str) -> dict[str, Any]:
@@ -266,6 +274,8 @@ def _table(rows: list[dict[str, Any]]) -> None:
 
 
 def _result(row: dict[str, Any]) -> str:
+    if row.get("environment_error"):
+        return "[yellow]ENV ERROR[/]"
     if row.get("oracle_error"):
         return "[yellow]ERROR[/]"
     return "[green]PASS[/]" if row.get("passed") else "[red]FAIL[/]"

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 
 def check(tasks: list[Task], config: BenchConfig, as_json: bool) -> int:
-    """Play them all; exit 0 when every session came out as labelled, 1 otherwise."""
+    """Play them all; exit 0 when every session came out as labelled, 1 otherwise, 3 when the
+    judging environment failed."""
     from ..benchmark.check import CHECK_NAME, check_oracles, plays
     from .progress import TaskProgress
 
@@ -34,6 +35,17 @@ def check(tasks: list[Task], config: BenchConfig, as_json: bool) -> int:
             f"{sum(bool(r.get('ok')) for r in rows)} of {len(rows)} as labelled; "
             f"details: {config.out / CHECK_NAME}"
         )
+    return exit_status(rows, ok)
+
+
+EXIT_ENVIRONMENT = 3  # the judging environment failed: no verdict on the agents
+
+
+def exit_status(rows: list[dict[str, Any]], ok: bool) -> int:
+    """`epistemic bench`'s: 3 when the judging environment failed for any row, else 0 when
+    `ok`, else 1."""
+    if any(row.get("environment_error") for row in rows):
+        return EXIT_ENVIRONMENT
     return 0 if ok else 1
 
 
@@ -50,9 +62,8 @@ def _table(rows: list[dict[str, Any]]) -> None:
     from rich.table import Table
 
     names = ("task", "kind", "session", "must", "got", "ok")
-    shown = [
-        [row["task"], row["kind"], row["session"], row["expect"], "ERROR", "yes"] for row in rows
-    ]
+    got = "ENV ERROR"  # the widest cell of its column
+    shown = [[row["task"], row["kind"], row["session"], row["expect"], got, "yes"] for row in rows]
     widths = [max([len(name), *(len(cells[i]) for cells in shown)]) for i, name in enumerate(names)]
     frame = 3 * (len(names) + 1) + 1  # a border and two spaces of padding a column, one more
     console = Console()
@@ -66,7 +77,9 @@ def _table(rows: list[dict[str, Any]]) -> None:
         table.add_column(name, no_wrap=True, width=width)
     table.add_column("verdict", no_wrap=True, width=room)
     for row in rows:
-        if row.get("oracle_error") or row.get("session_error"):
+        if row.get("environment_error"):
+            got = "[yellow]ENV ERROR[/]"
+        elif row.get("oracle_error") or row.get("session_error"):
             got = "[yellow]ERROR[/]"
         else:
             got = "[green]PASS[/]" if row.get("passed") else "[red]FAIL[/]"

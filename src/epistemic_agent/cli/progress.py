@@ -42,6 +42,8 @@ class TaskProgress:
         from rich.markup import escape
 
         verdict = "PASS" if row.get("passed") else "FAIL"
+        if row.get("environment_error") or row.get("oracle_error"):
+            verdict = "ENV ERROR" if row.get("environment_error") else "ERROR"
         if str(row.get("kind", "")).startswith("supervised"):
             alarms = len(row.get("alarms") or [])
             verdict = f"{row.get('session')}: {alarms} call(s) flagged or blocked"
