@@ -50,10 +50,10 @@ EMPTY = Scripted(500, {"error": {"message": "fake server: no scripted response l
 
 class LocalServer:
     """An HTTP server on 127.0.0.1, serving from a thread of its own for the length of a `with`
-    block; `url` is `http://127.0.0.1:PORT`."""
+    block; `url` is `http://127.0.0.1:PORT`. `port` 0 takes a free one."""
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    def __init__(self, handler: type[BaseHTTPRequestHandler], port: int = 0) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self.httpd.daemon_threads = True  # a handler still sleeping never blocks teardown
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self._thread = threading.Thread(

@@ -31,7 +31,8 @@ GITIGNORE = ["/.epistemic/", "/RATIONALE.md"]
 GITIGNORE_COMMENT = "# epistemic: the session's record (export it with `epistemic export`)"
 
 #: Claude Code's built-in tools that run programs or read or write files (deny rules also
-#: bind its subagents). Web tools, agents, skills and schedules stay.
+#: bind its subagents), by the names Claude Code 2.1.332 knows: it warns on every run about a
+#: deny rule that names no tool it knows. Web tools, agents, skills and schedules stay.
 CLAUDE_DENY = (
     "Bash",
     "Monitor",
@@ -39,19 +40,23 @@ CLAUDE_DENY = (
     "Read",
     "Write",
     "Edit",
-    "MultiEdit",
     "NotebookEdit",
     "Glob",
     "Grep",
-    "LS",
+    "LSP",
     "EnterWorktree",
     "ExitWorktree",
     "Artifact",
     "DesignSync",
+    "Projects",
+    "SendUserFile",
 )
+#: `-p` never trusts a workspace, and Claude Code drops (with a warning) the allow rules of the
+#: project's own settings files there: `--setting-sources user` reads none of them, and
+#: `--settings` loads the workspace's .claude/settings.json whole, as the command line's.
 CLAUDE_HEADLESS = (
     'cd {workspace} && claude -p "TASK" --mcp-config .mcp.json --strict-mcp-config '
-    "--settings .claude/settings.json"
+    "--settings .claude/settings.json --setting-sources user"
 )
 CODEX_HEADLESS = 'codex exec --trust -C {workspace} "TASK"'
 CODEX_HEADER = (
