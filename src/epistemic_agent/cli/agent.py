@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -303,6 +304,17 @@ def _events(args: argparse.Namespace) -> Any:
     return LiveEvents(color=False if getattr(args, "no_color", False) else None)
 
 
+def _end_on_signals() -> None:
+    """SIGTERM and SIGHUP end `run` and `repl` as a second Ctrl-C does: the running call is
+    stopped and its outcome recorded, the session closed (`closed`), exit 128 + the signal."""
+
+    def stop(number: int, frame: object) -> None:
+        raise SystemExit(128 + number)
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, stop)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     if not args.task.strip():
         raise UsageError("the task is empty")
@@ -310,6 +322,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if prepared is None:
         return EXIT_PROVIDER
     session, agent = prepared
+    _end_on_signals()
     with session:
         stop = agent.run(args.task)
         session.end()  # before the summary, which prints the journal's final head
@@ -326,6 +339,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
 
     model = args.model or os.environ.get("EPISTEMIC_MODEL", "")
     shell = Repl(session, agent, agent.events, model, args.run_cli)
+    _end_on_signals()
     with session:  # /new closes it and opens another: the REPL's current one is closed here
         try:
             code = shell.run()

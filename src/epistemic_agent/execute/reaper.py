@@ -22,6 +22,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import time
 from typing import TYPE_CHECKING
 
 from ..core.programs import system_program
@@ -134,10 +135,10 @@ class Warden:
         left = False
         if self.pid is not None:
             left = self.pid_namespace and bool(_live_children(self.pid))
+            namespace = _pid_namespace(self.pid) if self.pid_namespace else None
             with contextlib.suppress(OSError):
                 os.kill(self.pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(self.pid, 0)
+            _reap(self.pid, namespace)
             self.pid = None
         for fd in (self._read, self._write):
             with contextlib.suppress(OSError):
@@ -167,6 +168,46 @@ def _own_proc() -> None:
     the numbers they see (read-only; the system's, where the kernel refuses to mount one)."""
     with contextlib.suppress(OSError):
         confine_sys.mount("proc", "/proc", "proc", _PROC_FLAGS | confine_sys.MS_NOEXEC)
+
+
+def _reap(pid: int, namespace: str | None) -> None:
+    """Wait for the warden. The first process of a PID namespace exits only once every other
+    process of it has been reaped, and a command whose start was cut short (a signal while it
+    was spawned) is this process's child, not the warden's: reap those of the namespace too,
+    or both would wait for each other."""
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG if namespace else 0)
+        except (ChildProcessError, OSError):
+            return
+        if done:
+            return
+        for child in _children(os.getpid()):
+            if child != pid and _pid_namespace(child) == namespace:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(child, os.WNOHANG)
+        time.sleep(0.001)
+
+
+def _pid_namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def _children(pid: int) -> list[int]:
+    """Every child of this process's threads (a child belongs to the thread that made it)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        path = f"/proc/{pid}/task/{task}/children"
+        with contextlib.suppress(OSError, ValueError), open(path, "rb") as handle:
+            found += [int(child) for child in handle.read().split()]
+    return found
 
 
 def _live_children(pid: int) -> list[int]:

@@ -64,6 +64,12 @@ class Entry:
         return folder or (found if isinstance(found, str) else "")
 
     @property
+    def owned(self) -> bool:
+        """Whether a process owns the session (`run`, `repl`, `mcp`, the demo): it ends it,
+        and nothing else continues it unless named (an agent's session is not a human's)."""
+        return "model" in self.header or self.header.get("mode") in ("mcp", "repl")
+
+    @property
     def started(self) -> str:
         started = self.header.get("started")
         return started if isinstance(started, str) else ""
@@ -195,15 +201,16 @@ def named(entries: list[Entry], choice: str, workspace: Path) -> Entry:
 
 def for_writing(workspace: Path, choice: str | None, default_new: bool) -> Layout:
     """The session a writer appends to: `new` (or, with `default_new`, nothing named) starts
-    one; an id continues that session; nothing named continues the newest open session, or
-    starts one when there is none. Call it under `choosing`."""
+    one; an id continues that session; nothing named continues the newest open session that
+    `exec` or `tool` started (never one a `run`, `repl` or `mcp` owns, open because it runs
+    still or was killed), or starts one when there is none. Call it under `choosing`."""
     wanted = choice.strip().lower() if choice is not None else None
     if wanted == NEW or (wanted is None and default_new):
         return new_layout(workspace)
     entries = listing(workspace)
     if wanted is not None:
         return named(entries, wanted, workspace).layout
-    open_ones = [entry for entry in entries if entry.status in ("open", "torn")]
+    open_ones = [e for e in entries if e.status in ("open", "torn") and not e.owned]
     if open_ones:
         return open_ones[-1].layout
     return new_layout(workspace)
