@@ -207,3 +207,16 @@ def test_no_act_can_write_the_trust_store_even_where_home_is_granted(ws: Path, h
     ), kernel.stdout
     assert store.is_dir() and not (store / "forged.json").exists() and not (store / "f").exists()
     assert not (home / ".local/state/epistemic.old").exists()
+
+
+def test_a_plain_exec_after_a_read_only_one_goes_on_and_says_why(ws: Path, home: Path) -> None:
+    first = exec_(ws, home, "--read-only")
+    assert first.returncode == 0, first.stderr
+    plain = exec_(ws, home)
+    assert plain.returncode == 0, plain.stderr
+    assert "appeared or changed" not in plain.stderr
+    assert "(none in the workspace, so preset:approve-none)" in plain.stderr
+    assert "started under (preset:read-only)" in plain.stderr and "--approve" in plain.stderr
+    changed = exec_(ws, home, "--approve", "none", act="change-state")
+    assert changed.returncode == 0, changed.stderr  # named: in force from here
+    assert records(ws, "policy")[-1]["source"] == "preset:approve-none"

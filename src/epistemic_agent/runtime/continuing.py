@@ -135,9 +135,10 @@ def note_ignored(recorder: Recorder, kept: Recorded) -> str | None:
     message = (
         f"the policy found ({_described(found)}) is not the one this session was started "
         f"under ({_described(last)}): the session goes on under the one it recorded (the "
-        "record keeps a copy). A new session puts a policy file in force only if no act of "
-        "this workspace could have written it; `epistemic policy trust FILE` puts it in force "
-        "after you have read it."
+        "record keeps a copy). Name another to change it (--policy FILE, --approve "
+        "mutating|none, --read-only), or start a new session (--session new): a policy file is "
+        "put in force only if no act of this workspace could have written it (`epistemic "
+        "policy trust FILE` after you have read it)."
     )
     if found["sha256"] in recorder.report.totals.session.get("ignored_policies", []):
         return None
