@@ -136,6 +136,7 @@ def test_the_rule_and_flag_ids_are_stable() -> None:
         "cleanup-preexisting",
         "no-change",
         "record-tampered",
+        "protected-path-attempted",
         "session-killed",
         "concurrent",
         "commit-without-trailers",

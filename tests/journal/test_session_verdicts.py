@@ -115,8 +115,10 @@ def test_diff_compares_two_sessions_of_one_workspace(
     ws: tuple[Path, list[dict[str, Any]]],
 ) -> None:
     workspace, (first, second) = ws
-    done = epistemic("diff", ".", ".", "--session", first["id"][:8], "--json", "--any-task",
-               cwd=workspace)  # fmt: skip
+    alone = epistemic("diff", ".", ".", "--session", first["id"][:8], cwd=workspace)
+    assert alone.returncode == 2 and "say which" in alone.stderr  # B would be a guess
+    done = epistemic("diff", ".", ".", "--session", first["id"][:8], "--session",
+                     second["id"][:8], "--json", "--any-task", cwd=workspace)  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["a"]["session"] == first["id"] and result["b"]["session"] == second["id"]

@@ -165,8 +165,8 @@ def test_approve_refuses_a_request_whose_session_is_gone(ws: Path) -> None:
     request = {"seq": 3, "pid": dead.pid, "requested": "2026-01-01T00:00:00.000Z", "nonce": "x"}
     (folder / "3.request.json").write_text(json.dumps(request))
     done = approve(ws, 3)
-    assert done.returncode == 1 and "is gone" in done.stderr, done
+    assert done.returncode == 4 and "is gone" in done.stderr, done  # docs/policy.md: exit 4
     assert not (folder / "3.answer.json").exists()
     unknown = approve(ws, 9)
-    assert unknown.returncode == 1 and "was ever opened" in unknown.stderr
+    assert unknown.returncode == 4 and "was ever opened" in unknown.stderr
     assert os.listdir(folder) == ["3.request.json"]
