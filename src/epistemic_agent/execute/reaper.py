@@ -29,7 +29,8 @@ from ..core.programs import system_program
 from .sandbox import syscalls as confine_sys
 
 PR_SET_CHILD_SUBREAPER = 36
-ROUNDS = 20  # a killed stray's own children come to us next: a few rounds empty the tree
+WARDEN_SECONDS = 2.0  # a warden waited for alone, before the call's sweep takes over
+SWEEP_SECONDS = 10.0  # at most, to kill and reap what a call left (it takes milliseconds)
 
 
 if TYPE_CHECKING:
@@ -59,9 +60,13 @@ class Reaper:
         self._before = children()
 
     def sweep(self) -> bool:
-        """Kill and reap the children that appeared during the call; whether there were any."""
+        """Kill and reap the children that appeared during the call; whether there were any.
+        The children are looked for again each round: a killed stray's own children come to
+        us next, and the first process of a PID namespace ends only once every other process
+        of it is reaped, so no one of them is waited for alone."""
         found = False
-        for _ in range(ROUNDS):
+        deadline = time.monotonic() + SWEEP_SECONDS
+        while time.monotonic() < deadline:
             strays = children() - self._before
             if not strays:
                 break
@@ -73,7 +78,8 @@ class Reaper:
                     os.kill(pid, 9)
             for pid in strays:
                 with contextlib.suppress(ChildProcessError, OSError):
-                    os.waitpid(pid, 0)
+                    os.waitpid(pid, os.WNOHANG)
+            time.sleep(0.001)
         if self._prctl is not None:
             self._prctl(PR_SET_CHILD_SUBREAPER, 0)
         return found
@@ -174,13 +180,14 @@ def _reap(pid: int, namespace: str | None) -> None:
     """Wait for the warden. The first process of a PID namespace exits only once every other
     process of it has been reaped, and a command whose start was cut short (a signal while it
     was spawned) is this process's child, not the warden's: reap those of the namespace too,
-    or both would wait for each other."""
+    and stop waiting after a while (the call's sweep reaps what is left: `Reaper.sweep`)."""
+    deadline = time.monotonic() + WARDEN_SECONDS
     while True:
         try:
             done, _ = os.waitpid(pid, os.WNOHANG if namespace else 0)
         except (ChildProcessError, OSError):
             return
-        if done:
+        if done or time.monotonic() > deadline:
             return
         for child in _children(os.getpid()):
             if child != pid and _pid_namespace(child) == namespace:

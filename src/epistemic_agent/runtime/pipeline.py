@@ -12,8 +12,7 @@ the policy refuses it, a human denies it, the caller cancels it) records why and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import threading
 from typing import TYPE_CHECKING
 
 from ..checks import consistency
@@ -76,6 +75,7 @@ class Pipeline:
         self.policy, self.review, self.alerting = policy, review, alerting
         self.shell, self.files = steps
         self.ticket = ticket
+        self._declaring = threading.local()  # the seq of the call this thread declares
 
     def call(
         self,
@@ -85,20 +85,23 @@ class Pipeline:
         cancel: Cancel | None,
         on_declared: DeclaredSink | None,
     ) -> CallResult:
+        self._declaring.seq = None
         try:
             call, effect = self.check(tool, args)
             decision, reviewed = self.decide(call, effect)
             declared = self.record_call(call, effect, decision, reviewed)
-            with self.interrupted(declared):
-                if on_declared is not None:
-                    on_declared(dict(declared.record))
-                self.approve(declared, cancel)
-                ran = self.run(declared, cancel)
-                observed = self.observe(declared, ran, on_output, cancel)
-                self.record_outcome(observed)
-                return self.publish(declared, observed)
+            if on_declared is not None:
+                on_declared(dict(declared.record))
+            self.approve(declared, cancel)
+            ran = self.run(declared, cancel)
+            observed = self.observe(declared, ran, on_output, cancel)
+            self.record_outcome(observed)
+            return self.publish(declared, observed)
         except Settled as settled:
             return settled.result
+        except BaseException:
+            self.interrupted()
+            raise
 
     def check(self, tool: object, args: object) -> tuple[Call, Effect | None]:
         """The gate's verdict; for a file tool its path checked, for a command its effect
@@ -154,7 +157,7 @@ class Pipeline:
             record["redacted"] = redacted
         journal = self.recorder.journal
         with journal.locked():
-            seq = record["seq"] = journal.position.last_seq + 1
+            seq = record["seq"] = self._declaring.seq = journal.position.last_seq + 1
             if reviewed is not None:  # the second opinion, durable before the call it is on
                 journal.append({**reviewed.record, "seq": seq}, durable=True)
             journal.append(record, durable=True)
@@ -215,27 +218,25 @@ class Pipeline:
             raise observed.sink_error
         return _with_review(declared, observed.result)
 
-    @contextmanager
-    def interrupted(self, declared: Declared) -> Iterator[None]:
-        """A declared call that an exception stops before its outcome is recorded gets one:
-        interrupted (the exception goes on)."""
-        try:
-            yield
-        except Settled:
-            raise
-        except BaseException:
-            if self.recorder.last_outcome != declared.seq:
-                self.recorder.record(
-                    {
-                        "kind": "outcome",
-                        "seq": declared.seq,
-                        "t": now(),
-                        "ok": False,
-                        "outcome": "interrupted before the call finished",
-                        "interrupted": True,
-                    }
-                )
-            raise
+    def interrupted(self) -> None:
+        """A call this thread declared that an exception (Ctrl-C, a signal, a crash of ours)
+        stops before its outcome is recorded gets one: interrupted. The call is known from
+        the moment its seq is taken, so a signal between its declaration and anything after
+        it still finds it; one that was never appended has nothing to close."""
+        seq = self._declaring.seq
+        if seq is None or seq not in self.recorder.report.history.pending:
+            return
+        if self.recorder.last_outcome != seq:
+            self.recorder.record(
+                {
+                    "kind": "outcome",
+                    "seq": seq,
+                    "t": now(),
+                    "ok": False,
+                    "outcome": "interrupted before the call finished",
+                    "interrupted": True,
+                }
+            )
 
     def reject(
         self, rejected: Rejected, policy: Decision | None = None, review: Reviewed | None = None
@@ -249,7 +250,7 @@ class Pipeline:
             record["redacted"] = redacted
         journal = self.recorder.journal
         with journal.locked():
-            seq = record["seq"] = journal.position.last_seq + 1
+            seq = record["seq"] = self._declaring.seq = journal.position.last_seq + 1
             if review is not None:
                 journal.append({**review.record, "seq": seq}, durable=True)
             journal.append(record, durable=False)

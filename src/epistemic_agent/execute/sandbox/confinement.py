@@ -323,7 +323,11 @@ def in_confined_thread(enter: Callable[[], None], work: Callable[[], T]) -> T:
 
     thread = threading.Thread(target=body, name="epistemic-confined")
     thread.start()
-    thread.join()
+    try:
+        thread.join()
+    except BaseException:  # a signal's exception: let the spawn finish, so it can be undone
+        thread.join()
+        raise
     if failure:
         raise failure[0]
     return result[0]
