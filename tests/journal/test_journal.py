@@ -24,7 +24,7 @@ from conftest import EPISTEMIC, epistemic_strict
 from epistemic_agent import __version__
 from epistemic_agent.core.vocabulary import ACT_NAMES
 from epistemic_agent.gate.check import Call, GateConfig, check
-from epistemic_agent.journal.evidence import Copy, copy_of
+from epistemic_agent.journal.evidence import Copy, EvidenceStore, copy_of
 from epistemic_agent.journal.log import FORMAT_VERSION, GENESIS, JournalError
 from epistemic_agent.journal.reading import read_records
 from epistemic_agent.journal.records import merge_calls
@@ -305,6 +305,25 @@ def test_a_capture_file_still_written_during_recovery_leaves_exact_evidence(
     blob = ws / ".epistemic" / "evidence" / ref["sha256"][:2] / ref["sha256"]
     assert blob.read_bytes() == b"written by what survived the session\n"
     assert (ref["bytes"], ref["kept"]) == (blob.stat().st_size, blob.stat().st_size)
+    assert_intact(ws, notes=[])
+
+
+def test_blobs_stored_before_a_kill_are_kept_with_the_recovered_outcome(tmp_path: Path) -> None:
+    """Killed between storing a call's blobs (its diff, its versions) and journaling its
+    outcome: the recovered outcome keeps them, and the record verifies, never tampered."""
+    ws = tmp_path
+    process = subprocess.Popen([sys.executable, "-c", KILLED_SESSION, str(ws)])
+    wait_for(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
+    process.kill()
+    process.wait()
+    stored = EvidenceStore(ws / ".epistemic" / "evidence").put(b"a version of a changed file\n")
+    assert stored is not None
+    with Session(ws) as session:
+        session.bash("echo after", "collect-info", "check the session resumes after a kill")
+    recovered = next(r for r in parsed(ws) if r.get("recovered"))
+    kept = recovered["evidence"]["stored_before_the_kill"]
+    assert [ref["sha256"] for ref in kept] == [stored.sha256]
+    assert "stored before it could journal an outcome" in recovered["outcome"]
     assert_intact(ws, notes=[])
 
 

@@ -9,10 +9,10 @@ A session can also die with its act running (SIGKILL, the OOM killer), and then 
 left to clean up. So each act has a `Warden`: a process that reads a pipe whose other end only
 the session holds, and that the kernel closes when the session dies, however it dies. Where
 there are namespaces, the warden is the first process of the act's own PID namespace, made
-before the command, outside the command's Landlock domain and with a /proc of the namespace:
-when the pipe ends it exits, and the kernel kills every process of the namespace, whatever
-group or session it made for itself. Without namespaces the warden kills the command's process
-group instead (what left the group runs on).
+before the command, outside the command's Landlock domain: when the pipe ends it exits, and
+the kernel kills every process of the namespace, whatever group or session it made for itself.
+Without namespaces the warden kills the command's process group instead (what left the group
+runs on).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import time
 from typing import TYPE_CHECKING
 
 from ..core.programs import system_program
-from .sandbox import syscalls as confine_sys
 
 PR_SET_CHILD_SUBREAPER = 36
 WARDEN_SECONDS = 2.0  # a warden waited for alone, before the call's sweep takes over
@@ -101,12 +100,12 @@ def children() -> set[int]:
     return found
 
 
-#: The namespace's first process, once /proc is mounted: it waits for the end of the session's
-#: pipe (it never gets a line), and reaps the namespace's orphans meanwhile.
-_INIT = "while read -r _; do :; done"
+#: The namespace's first process: `cat` reads the session's pipe (it never gets a byte) and ends
+#: with it. A small program started without a hook runs on the fast path (vfork and exec, about
+#: a third of a millisecond); orphans of the call wait as zombies until the namespace ends.
+_INIT = "cat"
 #: Without a namespace: the command's group first, then the end of the pipe, then the kill.
 _GROUP = 'read -r group; while read -r _; do :; done; [ -n "$group" ] && kill -KILL -- "-$group"'
-_PROC_FLAGS = confine_sys.MS_RDONLY | confine_sys.MS_NOSUID | confine_sys.MS_NODEV
 
 
 class Warden:
@@ -119,14 +118,15 @@ class Warden:
 
     def init(self) -> None:
         """Start the act's PID namespace with its first process. Run by the confining thread
-        once it has unshared the namespace and before it drops its capabilities; returns once
-        the process runs, its /proc mounted. OSError."""
-        self.pid = _spawn(_INIT, self._read, _own_proc)
+        once it has unshared the namespace and before it drops its capabilities (the process
+        is outside the act's Landlock domain); returns once it runs. OSError."""
+        self.pid = _spawn([system_program(_INIT) or f"/bin/{_INIT}"], self._read)
         self.pid_namespace = True
 
     def watch_group(self) -> None:
         """Without a namespace: a warden for the command's group, started before it."""
-        self.pid = _spawn(_GROUP, self._read, None)
+        bash = system_program("bash") or "/bin/bash"
+        self.pid = _spawn([bash, "-c", _GROUP], self._read)
 
     def started(self, pgid: int) -> None:
         """The command runs: a group warden learns its group (one that died already cannot
@@ -153,27 +153,18 @@ class Warden:
         return left
 
 
-def _spawn(script: str, stdin: int, prepare: Callable[[], None] | None) -> int:
-    """Start bash on `script`; returns once it runs (after `prepare`, in the child)."""
-    bash = system_program("bash") or "/bin/bash"
+def _spawn(argv: list[str], stdin: int) -> int:
+    """Start `argv` reading `stdin`, in a session of its own, with nothing else inherited."""
     process = subprocess.Popen(
-        [bash, "-c", script],
+        argv,
         stdin=stdin,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={},
         start_new_session=True,
-        preexec_fn=prepare,  # one mount(2) before exec: no lock is taken
     )
     process.returncode = 0  # reaped by `end`, not by Popen
     return process.pid
-
-
-def _own_proc() -> None:
-    """In the namespace's first process: a /proc that shows the namespace's processes with
-    the numbers they see (read-only; the system's, where the kernel refuses to mount one)."""
-    with contextlib.suppress(OSError):
-        confine_sys.mount("proc", "/proc", "proc", _PROC_FLAGS | confine_sys.MS_NOEXEC)
 
 
 def _reap(pid: int, namespace: str | None) -> None:

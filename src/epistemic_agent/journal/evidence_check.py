@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.structs import field, struct
+from .log import decode
 from .verify import Problem
 
 if TYPE_CHECKING:
@@ -266,3 +267,33 @@ def hash_file(path: Path) -> tuple[str, int]:
             digest.update(block)
             size += len(block)
     return digest.hexdigest(), size
+
+
+def stored_unreferenced(
+    journal: Path, store: Path, pending: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The blobs of `store` that no record of `journal` references and that hash to their
+    names, as refs: what a killed session stored for a call before it journaled the outcome
+    (a recovered outcome keeps them, so that a crash never reads as an added blob). `pending`:
+    records about to be appended, whose refs count as referenced."""
+    listing = list_store(store)
+    if not listing.blobs:
+        return []
+    seen = {ref.sha256 for record in pending for ref in refs_of(record, 0)}
+    try:
+        with journal.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                record = decode(line.rstrip(b"\n"))
+                if record is not None:
+                    seen.update(ref.sha256 for ref in refs_of(record, number))
+    except OSError:
+        return []
+    found = []
+    for digest in sorted(set(listing.blobs) - seen):
+        try:
+            actual, size = hash_file(listing.blobs[digest])
+        except OSError:
+            continue
+        if actual == digest:
+            found.append({"sha256": digest, "bytes": size})
+    return found

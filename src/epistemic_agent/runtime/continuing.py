@@ -15,6 +15,7 @@ from ..core.fsutil import atomic_write
 from ..core.layout import RECORD_DIR, REPORT_NAMES
 from ..core.saferead import read_regular
 from ..core.structs import struct
+from ..journal.evidence_check import stored_unreferenced
 from ..journal.notice import check_journal, notice
 from ..journal.reading import read_numbered
 from ..journal.verify import INTACT, TORN
@@ -188,6 +189,15 @@ def recover(recorder: Recorder, evidence: EvidenceStore, settings: Settings) -> 
     ignored = frozenset((*settings.ignore, RECORD_DIR, *REPORT_NAMES))
     recovery = Recovery(layout.workspace, layout.scratch, evidence, guard, ignored)
     recovered = recovery.outcomes(orphans) if orphans else []
+    if recovered:  # what the killed session stored before it could journal an outcome
+        stored = stored_unreferenced(layout.journal, layout.evidence, recovered)
+        if stored:
+            last = recovered[-1]
+            last["evidence"] = {**last.get("evidence", {}), "stored_before_the_kill": stored}
+            last["outcome"] += (
+                f"; {len(stored)} evidence blob(s) the killed session stored before it could "
+                "journal an outcome are kept with this one (whose they were, it did not record)"
+            )
     for record in recovered:
         scrubbed, redacted = guard.scrub(record)
         if redacted:

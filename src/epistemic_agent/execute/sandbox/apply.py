@@ -4,8 +4,8 @@
 this order, each step failing closed (OSError: the call does not run):
 
 1. a private mount namespace (and a PID namespace for the children: for a command, whose
-   first process, started here with a /proc of its own, ends them all when the session dies,
-   reaper.py; for a file tool, where Landlock cannot scope signals), with nothing
+   first process, started here, ends them all when the session dies, reaper.py; for a file
+   tool, where Landlock cannot scope signals), with nothing
    propagating back;
 2. every mount made read-only, then writable binds of the view's writable folders (no device
    nodes, no setuid), read-only binds over the protected paths inside them (the report and
