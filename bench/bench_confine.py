@@ -62,17 +62,39 @@ def mechanisms(found: Platform) -> dict[str, Platform]:
     return chosen
 
 
-def spawner(platform: Platform, ws: Path, scratch: Path, act: str) -> Callable[[], None]:
+def spawner(
+    platform: Platform, ws: Path, scratch: Path, act: str, without: str = ""
+) -> Callable[[], None]:
+    """One confined spawn of `true`; `without` leaves out one part of it, to measure what that
+    part costs: the tripwire, or the act's own PID namespace (its warden then watches the
+    command's group instead)."""
     record = ws / ".epistemic"
     guarded = (ws / "RATIONALE.md", record / "RATIONALE.md.previous")
     confinement = Confinement(platform, ws, scratch, record, guarded)
     capture = (scratch / "out", scratch / "err")
 
     def once() -> None:
-        done = run_shell("true", ws, 30, scratch, confinement.launch(act, capture), capture=capture)
+        launch = confinement.launch(act, capture)
+        if without == "tripwire":
+            launch = type(launch)(launch.confine, launch.argv_prefix, None, launch.pid_namespace)
+        elif without == "PID namespace":
+            launch = type(launch)(launch.confine, launch.argv_prefix, launch.tripwire, False)
+        done = run_shell("true", ws, 30, scratch, launch, capture=capture)
         assert done.returncode == 0, done
 
     return once
+
+
+def parts(platform: Platform, ws: Path, scratch: Path) -> dict[str, Callable[[], None]]:
+    """The per-call breakdown of a confined spawn, where this tree has those parts."""
+    launch = Confinement(platform, ws, scratch, ws / ".epistemic", ()).launch("change-state")
+    if not hasattr(launch, "tripwire") or not hasattr(launch, "pid_namespace"):
+        return {}
+    name = "executor spawn, landlock+namespaces, change-state, without"
+    return {
+        f"{name} the {part}": spawner(platform, ws, scratch, "change-state", part)
+        for part in ("tripwire", "PID namespace")
+    }
 
 
 def session_call(session: Session, act: str) -> Callable[[], None]:
@@ -140,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, platform in mechanisms(found).items():
             for act in ("collect-info", "change-state"):
                 cases[f"executor spawn, {name}, {act}"] = spawner(platform, ws, scratch, act)
+            if name == "landlock+namespaces":
+                cases.update(parts(platform, ws, scratch))
         os.environ["TMPDIR"] = str(root)
         sessions = []
         for label, settings in (("confined", Settings()), ("unconfined", Settings(enforce=False))):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import select
 import signal
 import subprocess
 import time
@@ -105,7 +106,7 @@ def children() -> set[int]:
 #: a third of a millisecond); orphans of the call wait as zombies until the namespace ends.
 _INIT = "cat"
 #: Without a namespace: the command's group first, then the end of the pipe, then the kill.
-_GROUP = 'read -r group; while read -r _; do :; done; [ -n "$group" ] && kill -KILL -- "-$group"'
+_GROUP = 'read -r group; while read -r _; do :; done; [ -n "$group" ] && kill -s KILL -- "-$group"'
 
 
 class Warden:
@@ -125,8 +126,8 @@ class Warden:
 
     def watch_group(self) -> None:
         """Without a namespace: a warden for the command's group, started before it."""
-        bash = system_program("bash") or "/bin/bash"
-        self.pid = _spawn([bash, "-c", _GROUP], self._read)
+        shell = system_program("sh") or "/bin/sh"  # a POSIX shell: smaller than bash
+        self.pid = _spawn([shell, "-c", _GROUP], self._read)
 
     def started(self, pgid: int) -> None:
         """The command runs: a group warden learns its group (one that died already cannot
@@ -171,20 +172,32 @@ def _reap(pid: int, namespace: str | None) -> None:
     """Wait for the warden. The first process of a PID namespace exits only once every other
     process of it has been reaped, and a command whose start was cut short (a signal while it
     was spawned) is this process's child, not the warden's: reap those of the namespace too,
-    and stop waiting after a while (the call's sweep reaps what is left: `Reaper.sweep`)."""
+    and stop waiting after a while (the call's sweep reaps what is left: `Reaper.sweep`). The
+    wait is on the warden's pidfd: it ends as the process does, not at the next poll."""
     deadline = time.monotonic() + WARDEN_SECONDS
-    while True:
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG if namespace else 0)
-        except (ChildProcessError, OSError):
-            return
-        if done or time.monotonic() > deadline:
-            return
-        for child in _children(os.getpid()):
-            if child != pid and _pid_namespace(child) == namespace:
-                with contextlib.suppress(ChildProcessError, OSError):
-                    os.waitpid(child, os.WNOHANG)
-        time.sleep(0.001)
+    try:
+        handle = os.pidfd_open(pid)
+    except OSError:
+        handle = -1
+    try:
+        while True:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG if namespace else 0)
+            except (ChildProcessError, OSError):
+                return
+            if done or time.monotonic() > deadline:
+                return
+            for child in _children(os.getpid()):
+                if child != pid and _pid_namespace(child) == namespace:
+                    with contextlib.suppress(ChildProcessError, OSError):
+                        os.waitpid(child, os.WNOHANG)
+            if handle >= 0:
+                select.select([handle], [], [], 0.005)
+            else:
+                time.sleep(0.001)
+    finally:
+        if handle >= 0:
+            os.close(handle)
 
 
 def _pid_namespace(pid: int) -> str | None:
