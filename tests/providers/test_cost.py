@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import EPISTEMIC
+from epistemic_agent.journal.spend import ANSWER, Spend, spend_of
 from epistemic_agent.providers.models import ModelConfigError, ModelInfo, load_config, lookup
-from epistemic_agent.reports.spend import ANSWER, Spend, spend_of
 from fakeserver import FakeServer
 from providerkit import (
     bash,

@@ -22,6 +22,7 @@ from conftest import EPISTEMIC, cli_env, epistemic
 from epistemic_agent.cli import app as cli
 from epistemic_agent.core.tools import TOOLS_BY_NAME, anthropic_tools, openai_tools
 from epistemic_agent.core.vocabulary import ACT_NAMES, ACTS
+from epistemic_agent.journal.beliefs import ASK
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.providers.base import (
     AssistantMessage,
@@ -32,7 +33,6 @@ from epistemic_agent.providers.base import (
     UserMessage,
 )
 from epistemic_agent.providers.replay import ReplayProvider
-from epistemic_agent.reports.beliefs import ASK
 from epistemic_agent.runtime import prompt
 from epistemic_agent.runtime.agent import EXIT_CODES, Agent, AgentConfig, Stop
 from epistemic_agent.runtime.session import Session

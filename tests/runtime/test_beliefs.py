@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from conftest import EPISTEMIC, KEY
+from epistemic_agent.journal.beliefs import Ledger, agent_verdict
 from epistemic_agent.policy.supervisor import SupervisorSpec
-from epistemic_agent.reports.beliefs import Ledger, agent_verdict
 from epistemic_agent.runtime.session import Session, Settings
 from epistemic_agent.runtime.supervisor import make_supervisor
 from fakeserver import FakeServer

@@ -220,7 +220,7 @@ def _model(row: dict[str, Any]) -> str:
 
 def _spend(spend: dict[str, Any]) -> list[str]:
     """Cost, tokens by act type, and the reasons' share, when tokens were reported."""
-    from ..reports.spend import dollars
+    from ..journal.spend import dollars
 
     if not spend["tokens_reported"]:
         return []

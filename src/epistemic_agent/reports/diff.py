@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..core.vocabulary import act_order
 from ..journal.sessions import Loaded
-from .spend import dollars
+from ..journal.spend import dollars
 from .stats import session_stats
 
 if TYPE_CHECKING:

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 from ..core.layout import workspace_of
 from ..core.vocabulary import act_order
+from ..journal.beliefs import Ledger
 from ..journal.records import seq_of
 from ..journal.sessions import Loaded
+from ..journal.spend import BUCKET, dollars, spend_of
 from ..journal.summary import summary
-from .beliefs import Ledger
-from .spend import BUCKET, dollars, spend_of
 from .stats_table import fit, terminal_width, wrapped
 from .trace.model import build
 

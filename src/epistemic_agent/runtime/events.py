@@ -8,9 +8,9 @@ import sys
 from typing import Any, TextIO
 
 from ..journal.log import Record
+from ..journal.spend import Spend, dollars
 from ..providers.base import Turn
 from ..reports.rationale.beliefs import summary_line, supervisor_line
-from ..reports.spend import Spend, dollars
 from .agent import Stop
 from .session import CallResult, Session
 

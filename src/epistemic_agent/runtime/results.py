@@ -10,8 +10,8 @@ from ..execute.observe.base import DEFAULT_IGNORE
 from ..execute.sandbox.platform import Platform
 from ..execute.shell import DEFAULT_TIMEOUT
 from ..gate.check import MIN_REASON
+from ..journal.beliefs import ASK
 from ..journal.evidence import DEFAULT_CAP
-from ..reports.beliefs import ASK
 
 if TYPE_CHECKING:
     from typing import Any

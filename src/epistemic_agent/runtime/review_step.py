@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from ..core.clock import now
 from ..core.structs import struct
+from ..journal.beliefs import agent_verdict
 from ..policy.rules import Decision
 from ..policy.supervisor import ROLE
-from ..reports.beliefs import agent_verdict
 
 if TYPE_CHECKING:
     from typing import Any

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...core.htmltext import esc
-from ..beliefs import Ledger, final
+from ...journal.beliefs import Ledger, final
 from ..rationale.beliefs import summary_line, supervisor_line, verdict_words
 
 if TYPE_CHECKING:

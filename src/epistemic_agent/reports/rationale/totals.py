@@ -7,8 +7,8 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from ...core.structs import field, struct
-from ..beliefs import Ledger
-from ..spend import Spend
+from ...journal.beliefs import Ledger
+from ...journal.spend import Spend
 from . import words as model_words
 
 if TYPE_CHECKING:

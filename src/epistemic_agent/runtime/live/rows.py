@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from ...reports.spend import dollars
+from ...journal.spend import dollars
 from ..events import printable
 
 if TYPE_CHECKING:
