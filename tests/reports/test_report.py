@@ -105,9 +105,10 @@ def small(ws: Path) -> Path:
 def test_shape_line_and_act_table(small: Path) -> None:
     text = rationale(small)
     lines = text.splitlines()
-    assert "_7 tool call(s), of which 6 shell act(s) with a declared intent._" in lines
-    assert "_3 call(s) rejected by the gate; they did not run._" in lines
-    start = lines.index("| act type | calls | share |")
+    shape = "_10 calls: 7 ran (2 failed), 3 rejected; 6 of those that ran were shell acts._"
+    assert shape in lines
+    assert "_The table counts the calls that ran: a rejected or denied call did not._" in lines
+    start = lines.index("| act type | calls that ran | share |")
     assert lines[start + 1] == "|----------|------:|------:|"
     rows = lines[start + 2 : lines.index("", start)]
     assert rows == [

@@ -77,9 +77,11 @@ def _cmd_log(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([v.to_json() for v in views], ensure_ascii=False, indent=1))
         return 0
+    from ..journal.view import tally_of
     from ..reports.tables import calls_table
 
     calls_table(views)
+    print(tally_of(records).sentence())  # what the table's rows came to, counted as everywhere
     return 0
 
 

@@ -150,7 +150,7 @@ def _block(row: dict[str, Any]) -> list[str]:
     lines.extend(_acts(row))
     lines.append(_line("rejected", _counts(row["rejected"], row["rejections"])))
     lines.append(_line("flags", _counts(sum(row["flags"].values()), row["flags"])))
-    lines.append(_line("reverts", _revert_text(row)))
+    lines.append(_line("reverts", _revert_text(row)))  # the reverts that ran
     lines.append(_line("approvals", f"{row['approved']} approved, {row['denied']} denied"))
     lines.append(_line("hypotheses", f"{row['hypotheses']} tested (test-hypothesis calls)"))
     from ..reports.stats import belief_text, supervisor_text
@@ -175,22 +175,24 @@ def _integrity(row: dict[str, Any]) -> str:
 
 
 def _calls(row: dict[str, Any]) -> str:
-    parts = [f"{row['ran']} ran ({row['failed']} failed)", f"{row['rejected']} rejected"]
-    denied_calls = row["calls"] - row["ran"] - row["rejected"] - row["unknown"]
-    if denied_calls:
-        parts.append(f"{denied_calls} denied")
-    parts.append(f"{row['unknown']} outcome unknown")
-    return f"{row['calls']}: " + ", ".join(parts)
+    return str(row["counted"])  # the tally's own sentence (journal/view.py)
 
 
 def _acts(row: dict[str, Any]) -> list[str]:
-    if not row["acts"]:
-        return [_line("acts", "none")]
-    width = max(map(len, row["acts"]))
-    return [
-        _line("acts" if index == 0 else "", f"{act:<{width}} {count:>5} {row['shares'][act]:>7.1%}")
-        for index, (act, count) in enumerate(row["acts"].items())
+    """The acts that ran, each with its share of them; past the gate, when that differs."""
+    ran = row["ran_acts"]
+    if not ran:
+        return [_line("acts ran", "none")]
+    total = sum(ran.values())
+    width = max(map(len, ran))
+    lines = [
+        _line("acts ran" if index == 0 else "", f"{act:<{width}} {count:>5} {count / total:>7.1%}")
+        for index, (act, count) in enumerate(ran.items())
     ]
+    if row["acts"] != ran:
+        past = ", ".join(f"{act} {count}" for act, count in row["acts"].items())
+        lines.append(_line("", f"(past the gate, denied and unfinished calls too: {past})"))
+    return lines
 
 
 def _counts(total: int, by_name: dict[str, int]) -> str:
@@ -200,13 +202,19 @@ def _counts(total: int, by_name: dict[str, int]) -> str:
 
 
 def _revert_text(row: dict[str, Any]) -> str:
-    if not row["reverted"]:
+    """The reverts that ran, each with what it undid; the others (denied, unfinished) apart."""
+    ran = [revert for revert in row["reverted"] if revert.get("fate") in ("ran", "failed")]
+    others = [revert for revert in row["reverted"] if revert not in ran]
+    if not ran and not others:
         return "none"
     parts = []
-    for revert in row["reverted"]:
+    for revert in ran:
         undid = ", ".join(map(str, revert["undoes"])) or "nothing seen"
         parts.append(f"call {revert['seq']} undid {undid}")
-    return f"{len(row['reverted'])}: " + "; ".join(parts)
+    text = f"{len(ran)} ran" + (": " + "; ".join(parts) if parts else "")
+    if others:
+        text += "; " + ", ".join(f"call {r['seq']} {r.get('fate')}" for r in others)
+    return text
 
 
 def _model(row: dict[str, Any]) -> str:

@@ -110,17 +110,30 @@ class CallView:
     observed: dict[str, Any] | None = None
     approval: dict[str, Any] | None = None  # decision, by, channel, rule, comment, t
     asked: bool = False  # the policy asked a human about it
+    interrupted: bool = False  # its outcome says it was stopped before it finished
+
+    @property
+    def fate(self) -> str:
+        """What the call came to, in one word (journal/view.py says what each means)."""
+        if self.status in ("rejected", "denied", "cancelled", "unknown"):
+            return self.status
+        if self.interrupted:
+            return "aborted"
+        return "ran" if self.ok else "failed"
 
     @property
     def label(self) -> str:
-        """ok / FAILED / REJECTED / DENIED / CANCELLED, or for a call without an outcome yet
-        `waiting for approval` or `running: no outcome yet`, as the report prints it."""
+        """ok / FAILED / REJECTED / DENIED / CANCELLED / ABORTED, or for a call without an
+        outcome yet `waiting for approval` or `running: no outcome yet`, as the report prints
+        it."""
         if self.status == "rejected":
             return "REJECTED"
         if self.status == "denied":
             return "DENIED"
         if self.status == "cancelled":
             return "CANCELLED"
+        if self.interrupted and self.status == "ran":
+            return "ABORTED"
         if self.status == "unknown":
             if self.asked and self.approval is None:
                 return "waiting for approval"
@@ -147,6 +160,8 @@ class CallView:
             "observed": self.observed,
             "approval": self.approval,
             "asked": self.asked,
+            "interrupted": self.interrupted,
+            "fate": self.fate,
         }
 
     @classmethod
@@ -175,9 +190,11 @@ class CallView:
         self.enforcement = enforcement if isinstance(enforcement, str) else None
         observed = record.get("observed")
         self.observed = observed if isinstance(observed, dict) else None
+        self.interrupted = record.get("interrupted") is True
 
 
 _VIEW_FIELDS = (
+    "interrupted",
     "approval",
     "asked",
     "flags",

@@ -21,6 +21,7 @@ from .record_fields import check_fields, version_notes
 from .records import CallView, merge_calls
 from .timing import wall_time
 from .verify import Verification, verify_journal
+from .view import Tally, tally_of
 
 if TYPE_CHECKING:
     from typing import Any
@@ -43,6 +44,7 @@ class Loaded:
     integrity: Verification | None = None
     lines: list[int] = field(default_factory=list)  # each record's line number in the file
     wall_time: float | None = None  # seconds: see `wall_time`
+    tally: Tally = field(default_factory=Tally)  # the counts every reader shows (view.py)
 
     def numbered(self) -> list[tuple[int, Record]]:
         """Each record with its line number (its position, when the numbers are not known)."""
@@ -159,6 +161,7 @@ def load(target: Path, verify: bool = True, session: str | None = None) -> Loade
         notes + timing,
         lines=[number for number, _ in numbered],
         wall_time=wall,
+        tally=tally_of(records),
     )
     if verify:
         anchor = journal.parent / "head.json"

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 from ..core.tokens_text import input_sum
 from ..core.vocabulary import act_order
 from .log import Record
-from .records import CallView, seq_of
+from .records import seq_of
 from .sessions import Loaded
+from .view import FATES
 
 if TYPE_CHECKING:
     from typing import Any
@@ -18,14 +19,13 @@ if TYPE_CHECKING:
 
 def summary(session: Loaded) -> dict[str, Any]:
     """The numbers `stats` prints for one session (JSON-ready; stable keys, additive only)."""
-    views = session.views
-    ran = [v for v in views if v.status not in ("rejected",)]
-    acts = Counter(v.act for v in ran if v.act)
+    views, tally = session.views, session.tally
+    acts = Counter({act: n for act, n in tally.declared.items() if act and n})
     total = sum(acts.values())
     model = session.of_kind("model")
     ending = session.of_kind("stop")
-    approvals = Counter(str(r.get("decision")) for r in session.of_kind("approval"))
     flags = Counter(str(f.get("flag")) for v in views for f in v.flags)
+    fates = tally.counted
     return {
         "session": session.header.get("session"),
         "journal": str(session.journal),
@@ -35,14 +35,19 @@ def summary(session: Loaded) -> dict[str, Any]:
         "calls": len(views),
         "acts": {act: acts[act] for act in sorted(acts, key=act_order)},
         "shares": {act: round(acts[act] / total, 4) for act in sorted(acts, key=act_order)},
-        "rejections": dict(Counter(str(v.rule) for v in views if v.status == "rejected")),
-        "failed": sum(1 for v in ran if v.status == "ran" and v.ok is False),
-        "unknown": sum(1 for v in views if v.status == "unknown"),
+        "rejections": dict(tally.rejected),
+        "failed": fates.get("failed", 0),
+        "unknown": fates.get("unknown", 0),
         "flags": dict(flags),
         "reverts": acts.get("revert", 0),
-        "dead_ends": [v.seq for v in ran if v.act == "revert"],
-        "approved": approvals.get("approved", 0),
-        "denied": approvals.get("denied", 0) + sum(1 for v in views if _policy_denied(v)),
+        "dead_ends": [v.seq for v in views if v.act == "revert" and v.status != "rejected"],
+        "approved": tally.approvals.get("approved", 0),
+        "denied": tally.approvals.get("denied", 0) + tally.rejected.get("policy", 0),
+        "fates": {fate: fates.get(fate, 0) for fate in FATES},
+        "ran_acts": {act: tally.ran[act] for act in sorted(tally.ran, key=act_order) if act},
+        "reverts_ran": len(tally.reverts),
+        "dead_ends_ran": list(tally.reverts),
+        "counted": tally.sentence(),
         "hypotheses": acts.get("test-hypothesis", 0),
         "wall_time": session.wall_time,
         "model_calls": len(model),
@@ -54,10 +59,6 @@ def summary(session: Loaded) -> dict[str, Any]:
         "integrity": session.integrity.status if session.integrity else None,
         "notes": list(session.notes),
     }
-
-
-def _policy_denied(view: CallView) -> bool:
-    return view.status == "rejected" and view.rule == "policy"
 
 
 def _sum(records: list[Record], key: str) -> int:

@@ -32,6 +32,7 @@ SUMMED = (
     "failed",
     "unknown",
     "reverts",
+    "reverts_ran",
     "approved",
     "denied",
     "hypotheses",
@@ -48,7 +49,7 @@ SUMMED = (
 #: The record kinds a session's spend is counted from.
 SPENT = ("model", "thinking", "compaction")
 #: Row keys holding {name: count}, summed name by name.
-COUNTED = ("acts", "rejections", "flags")
+COUNTED = ("acts", "rejections", "flags", "fates", "ran_acts")
 CHANGE_KEYS = ("created", "modified", "deleted")
 
 
@@ -60,7 +61,7 @@ def session_stats(loaded: Loaded) -> dict[str, Any]:
     integrity = loaded.integrity
     row.update(
         started=loaded.header.get("started"),
-        ran=sum(1 for view in loaded.views if view.status == "ran"),
+        ran=sum(row["fates"][fate] for fate in ("ran", "failed", "cancelled", "aborted")),
         rejected=sum(row["rejections"].values()),
         model_errors=len(loaded.of_kind("model-error")),
         tokens_reported=sum(1 for r in model if _count(r.get("prompt_tokens")) is not None),
@@ -132,6 +133,7 @@ def _revert(view: CallView, paths: list[str], undoes: list[int]) -> dict[str, An
     return {
         "seq": view.seq,
         "status": view.status,
+        "fate": view.fate,
         "ok": view.ok,
         "command": view.command,
         "reason": view.reason,
@@ -233,6 +235,11 @@ def table(rows: list[dict[str, Any]], total: dict[str, Any], width: int | None =
         f"{act}{f' ({ACT_COLUMNS[act]})' if act in ACT_COLUMNS else ''} {share:.1%}"
         for act, share in total["shares"].items()
     )
+    lines += wrapped(
+        "the act columns count the calls that ran (rej: rejected, deny: denied by a human or "
+        "a policy rule, unk: without an outcome); the shares, the calls past the gate",
+        width,
+    )
     lines += wrapped(f"shares over {total['sessions']} sessions: {shares or 'no calls'}", width)
     beliefs, supervisor = total.get("beliefs") or {}, total.get("supervisor") or {}
     if beliefs.get("tested") or supervisor.get("reviews"):
@@ -290,7 +297,7 @@ def labels(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _cells(row: dict[str, Any], name: str) -> list[str]:
-    acts = [str(row["acts"].get(act, 0)) for act in ACT_COLUMNS]
+    acts = [str(row["ran_acts"].get(act, 0)) for act in ACT_COLUMNS]  # the calls that ran
     counts = [row[key] for key in ("rejected", "failed", "unknown")]
     counts += [sum(row["flags"].values()), row["approved"], row["denied"]]
     spend = row["spend"]

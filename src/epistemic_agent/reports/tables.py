@@ -19,8 +19,15 @@ from rich.text import Text
 from ..core.safetext import one_line
 from ..journal.records import CallView
 
-#: The colour of each status; any other status (denied, cancelled, a newer writer's) is plain.
-STATUS_STYLE = {"ran": "green", "rejected": "red", "denied": "red", "unknown": "yellow"}
+#: The colour of each fate (journal/view.py); any other word (a newer writer's) is plain.
+STATUS_STYLE = {
+    "ran": "green",
+    "failed": "red",
+    "rejected": "red",
+    "denied": "red",
+    "aborted": "yellow",
+    "unknown": "yellow",
+}
 
 
 def status_style(status: object) -> str:
@@ -50,7 +57,7 @@ def calls_table(
         )
     for view, cells in zip(views, rows, strict=True):
         texts = [Text(cell) for cell in cells]
-        texts[2].stylize(status_style(view.status))
+        texts[2].stylize(status_style(view.fate))
         table.add_row(*texts)
     console.print(table)
 
@@ -67,7 +74,7 @@ COLUMNS = (
 
 def _cells(view: CallView) -> list[str]:
     """The row's text, one line per cell (line breaks and escapes shown as escapes)."""
-    status = view.status if view.status != "rejected" else f"rejected ({view.rule})"
+    status = view.fate if view.fate != "rejected" else f"rejected ({view.rule})"
     status += "".join(f" ⚠ {flag.get('flag')}" for flag in view.flags)
     code = "" if view.returncode is None else str(view.returncode)
     cells = (str(view.seq), view.act or "-", status, code, view.command, view.reason)

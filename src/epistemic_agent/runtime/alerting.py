@@ -53,8 +53,7 @@ class Alerting:
         base["command"] = call.describe()
         base = self.guard.scrub(base)[0]
         if call.act == "revert":
-            totals = self.recorder.report.totals
-            if totals.counts["revert"] - totals.denied["revert"] <= 1:
+            if len(self.recorder.report.totals.tally.reverts) <= 1:  # reverts that ran
                 self.fire("first-revert", seq, base, outcome=outcome)
             self.fire("revert", seq, base, outcome=outcome)
         if flags:

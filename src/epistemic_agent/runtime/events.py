@@ -72,9 +72,12 @@ class JsonEvents:
             exit_code=stop.exit_code,
             steps=stop.steps,
             final=stop.final,
-            counts=dict(totals.counts),
+            counts=dict(totals.counts),  # calls past the gate, by act (denied ones too)
             rejections=sum(totals.rejected.values()),
-            reverts=len(totals.dead_ends),
+            reverts=len(totals.dead_ends),  # reverts past the gate that no human denied
+            calls=totals.tally.counted,  # fate -> calls (journal/view.py)
+            ran=dict(totals.tally.ran),  # act -> calls that ran
+            reverts_ran=len(totals.tally.reverts),
             tokens=dict(totals.model),
             spend=totals.spend.to_json(),
             report=str(session.layout.report),

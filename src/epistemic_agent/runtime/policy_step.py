@@ -38,9 +38,9 @@ class PolicyStep:
     def decide(self, call: Call, effect: Effect | None) -> Decision:
         if self.guard.trivial:
             return ALLOW
-        totals = self.recorder.report.totals
-        rejections = sum(totals.rejected.values())
-        ran = totals.counts - totals.denied  # a call a human denied did not happen
+        tally = self.recorder.report.totals.tally  # the counts every reader shows
+        rejections = tally.fates["rejected"]
+        ran = tally.ran  # a call a human denied, or that never finished, did not happen
         return self.guard.decide(call, effect, ran, rejections, self.recorder.next_seq)
 
     def denial(self, call: Call, decision: Decision) -> Rejected:

@@ -101,7 +101,7 @@ class ReviewStep:
             "call": shown,
             "session": {
                 "calls_so_far": seq - 1,
-                "acts": dict(totals.counts),
+                "acts": dict(totals.tally.ran),  # the acts that ran
                 "beliefs": ledger.digest(),
                 "files_changed": sorted(report.history.touched)[:100],
                 "reverts": reverts,

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from ...core.layout import Layout
 
-VERSION = 1
+VERSION = 2
 
 
 @struct

@@ -14,6 +14,8 @@ from .mdsafe import block, code, prose, text, visible
 if TYPE_CHECKING:
     from typing import Any
 
+    from ...journal.view import Tally
+
 
 def header(session: Mapping[str, Any], warning: Sequence[str] = ()) -> str:
     lines = ["# RATIONALE", "", *chain_warning(warning)]
@@ -67,29 +69,35 @@ def confinement_banner(confinement: object) -> list[str]:
     return [*lines, ""]
 
 
-def shape(counts: Mapping[str, int], shell: int, rejected: int) -> str:
-    total = sum(counts.values())
-    lines = [f"_{total} tool call(s), of which {shell} shell act(s) with a declared intent._"]
-    if rejected:
-        lines.append(f"_{rejected} call(s) rejected by the gate; they did not run._")
+def shape(tally: Tally) -> str:
+    """The shape of the session: what its calls came to, in words, then the acts that ran."""
+    ran = {act: n for act, n in tally.ran.items() if n}
+    total = sum(ran.values())
+    lines = [f"_{tally.sentence()}._"]
+    if total:
+        lines[0] = f"_{tally.sentence()}; {tally.shell} of those that ran were shell acts._"
+    not_run = tally.calls - total - len(tally.open)
+    if not_run:
+        lines.append("_The table counts the calls that ran: a rejected or denied call did not._")
     lines.append("")
     if total:
-        lines += ["| act type | calls | share |", "|----------|------:|------:|"]
-        for act in sorted(counts, key=act_order):
-            if counts[act]:
-                share = round(100 * counts[act] / total)
-                lines.append(f"| {code(act, cell=True)} | {counts[act]} | {share}% |")
+        lines += ["| act type | calls that ran | share |", "|----------|------:|------:|"]
+        for act in sorted(ran, key=act_order):
+            share = round(100 * ran[act] / total)
+            lines.append(f"| {code(act, cell=True)} | {ran[act]} | {share}% |")
         lines.append("")
     return "\n".join(lines) + "\n"
 
 
-def approvals(decisions: Mapping[str, int]) -> str:
-    """How many calls a human was asked about, and what they said."""
+def approvals(tally: Tally) -> str:
+    """How many calls a human was asked about, and what came of it."""
+    decisions = tally.approvals
     asked = sum(decisions.values())
     if not asked:
         return ""
     approved, denied = decisions.get("approved", 0), decisions.get("denied", 0)
-    return f"_{asked} call(s) went to a human: {approved} approved, {denied} denied._\n\n"
+    by_time = f" ({tally.timeouts} of them when no one answered in time)" if tally.timeouts else ""
+    return f"_{asked} call(s) went to a human: {approved} approved, {denied} denied{by_time}._\n\n"
 
 
 def model_line(

@@ -15,6 +15,7 @@ from ...journal.catalog import listing
 from ...journal.history import History
 from ...journal.log import JournalError, Position, follow
 from ...journal.records import CallView, seq_of, view_of
+from ...journal.view import outcome_fate
 from . import beliefs as render_beliefs
 from . import checkpoint, render
 from . import diffs as call_diff
@@ -65,6 +66,7 @@ class Report:
 
     def fold(self, record: Record, before: Position) -> None:
         kind = record.get("kind")
+        self.totals.tally.fold(record)  # the counts every reader shares: journal/view.py
         said = self.totals.words.fold(record)  # a declaration takes the words before it
         if kind in ("call", "outcome", "review", "user"):
             self.totals.beliefs.fold(record)
@@ -150,7 +152,11 @@ class Report:
         end = self.totals.dead_ends.get(seq)
         if end is not None:
             self._dead_changed(seq)
-            end["label"] = "ok" if record.get("ok") else "FAILED"
+            fate = outcome_fate(record)
+            if fate == "denied":  # a revert a human denied undid nothing: no dead end
+                del self.totals.dead_ends[seq]
+            else:
+                end["label"] = {"ran": "ok", "failed": "FAILED"}.get(fate, fate.upper())
 
     def _fold_approval(self, record: Record) -> None:
         seq = seq_of(record)
@@ -229,8 +235,8 @@ class Report:
         return "".join(
             [
                 render.header(totals.session, self.warning),
-                render.shape(totals.counts, totals.shell, sum(totals.rejected.values())),
-                render.approvals(totals.approvals),
+                render.shape(totals.tally),
+                render.approvals(totals.tally),
                 render.model_line(totals.model, totals.ending, totals.spend.to_json()),
                 render_spend.section(totals.spend),
                 render.mismatches(totals.flagged[-MISMATCHES_SHOWN:], len(totals.flagged)),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ...core.structs import field, struct
 from ...journal.beliefs import Ledger
 from ...journal.spend import Spend
+from ...journal.view import Tally
 from . import words as model_words
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ class Totals:
     beliefs: Ledger = field(default_factory=Ledger)  # beliefs tested, the supervisor's reviews
     words: model_words.Words = field(default_factory=model_words.Words)  # not yet a call's
     page_said: list[list[str]] = field(default_factory=lambda: [[]])  # each page's first call's
+    tally: Tally = field(default_factory=Tally)  # the calls' counts every reader shares
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,6 +58,7 @@ class Totals:
             "beliefs": self.beliefs.to_json(),
             "said": self.words.pending,
             "page_said": self.page_said,
+            "tally": self.tally.to_json(),
         }
 
     @classmethod
@@ -77,6 +80,7 @@ class Totals:
             Ledger.from_json(data.get("beliefs", {})),
             model_words.Words(data.get("said", ())),
             list(data.get("page_said", [[] for _ in data["page_offsets"]])),
+            Tally.from_json(data["tally"]),
         )
 
     def fold_model(self, record: Record) -> None:

@@ -129,13 +129,14 @@ class LiveEvents:
         self.activity.stop()
         self._end_stream()
         totals = session.report.totals
-        acts = ", ".join(f"{act} {n}" for act, n in totals.counts.items() if n) or "none"
+        tally = totals.tally
+        acts = ", ".join(f"{act} {n}" for act, n in tally.ran.items() if n) or "none"
         model = totals.model
         lines = [
             "",
             f"stopped: {stop.reason} ({stop.message})",
-            f"calls by act (the whole session so far): {acts}",
-            f"rejections: {sum(totals.rejected.values())}, reverts: {len(totals.dead_ends)}",
+            f"the whole session so far: {tally.sentence()}",
+            f"acts that ran: {acts}; reverts that ran: {len(tally.reverts)}",
             f"model calls: {model.get('calls', 0)}, tokens: {tokens_line(totals.spend.to_json())}",
             *spend_lines(totals.spend),
             *supervisor_lines(totals.beliefs),
