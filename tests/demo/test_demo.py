@@ -53,7 +53,8 @@ def test_demo_exits_0_and_says_what_it_did(demo: tuple[Any, Path]) -> None:
     assert f"RATIONALE.md: {(out / 'RATIONALE.md').resolve()}" in stdout
     assert f"workspace: {out}" in stdout
     assert "stopped: finished (the model answered without tool calls)" in stdout
-    assert "rejections: 1, reverts: 1" in stdout
+    assert "the whole session so far: 18 calls: 17 ran (1 failed), 1 rejected\n" in stdout
+    assert "; reverts that ran: 1\n" in stdout
     assert "FAIL" not in stdout
 
 
@@ -103,9 +104,11 @@ def test_demo_rationale_has_every_section(demo: tuple[Any, Path]) -> None:
     text = (out / "RATIONALE.md").read_text(encoding="utf-8")
     assert text.startswith("# RATIONALE\n")
     assert "**Task:** \\`process_orders.py\\` is supposed to" in text  # shown, not rendered
-    assert "_17 tool call(s), of which 10 shell act(s) with a declared intent._" in text
-    assert "_1 call(s) rejected by the gate; they did not run._" in text
-    assert "| act type | calls | share |" in text
+    assert (
+        "_18 calls: 17 ran (1 failed), 1 rejected; 10 of the 17 that ran were shell acts._" in text
+    )
+    assert "_The table counts the calls that ran: a rejected or denied call did not._" in text
+    assert "| act type | calls that ran | share |" in text
     assert f"_Model `replay:{SCRIPT}`: 15 model call(s), no token usage reported._" in text
     titles = ["Narrative", "Dead ends", "Rejections by rule", "How it ended"]
     positions = [text.index(f"## {title}\n") for title in titles]

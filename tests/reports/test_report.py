@@ -105,7 +105,7 @@ def small(ws: Path) -> Path:
 def test_shape_line_and_act_table(small: Path) -> None:
     text = rationale(small)
     lines = text.splitlines()
-    shape = "_10 calls: 7 ran (2 failed), 3 rejected; 6 of those that ran were shell acts._"
+    shape = "_10 calls: 7 ran (2 failed), 3 rejected; 6 of the 7 that ran were shell acts._"
     assert shape in lines
     assert "_The table counts the calls that ran: a rejected or denied call did not._" in lines
     start = lines.index("| act type | calls that ran | share |")
@@ -191,7 +191,7 @@ def test_small_session_rebuilds_identically(small: Path) -> None:
 def test_empty_session_report(ws: Path) -> None:
     Session(ws).open().close()
     text = rationale(ws)
-    assert "_0 tool call(s), of which 0 shell act(s) with a declared intent._" in text
+    assert "_No calls._" in text
     assert "| act type |" not in text
     assert "_No reverts: no change-state was undone._" in text
     assert "_No call was rejected._" in text
@@ -248,7 +248,7 @@ def test_killed_writer_leaves_outcome_unknown_until_the_next_writer_recovers_it(
     # the next process continues the journal, and closes the orphaned call first
     done = epistemic("exec", "--type", "verify", "--reason", REASON, "--", "echo next", cwd=ws)
     assert (done.returncode, done.stdout) == (0, "next\n")
-    assert entry_titles(rationale(ws)) == ["1. `verify` · FAILED", "2. `verify` · ok"]
+    assert entry_titles(rationale(ws)) == ["1. `verify` · ABORTED", "2. `verify` · ok"]
     recovered = [json.loads(line) for line in journal_lines(ws)][2]
     assert recovered["kind"] == "outcome" and recovered["seq"] == 1
     assert recovered["recovered"] is True and recovered["interrupted"] is True
@@ -295,7 +295,7 @@ def test_pages(paged: Path) -> None:
     second = ".epistemic/report/calls-000101-000200.md"
     assert f"Earlier calls, one page per 100: [1–100]({first}), [101–200]({second}).\n" in text
     assert entry_seqs(text) == list(range(201, 251))
-    assert f"_{CALLS} tool call(s), of which 25 shell act(s) with a declared intent._" in text
+    assert f"_{CALLS} calls: {CALLS} ran; 25 of the {CALLS} that ran were shell acts._" in text
     assert "| `collect-info` | 250 | 100% |" in text
     page1, page2 = (paged / first).read_text(), (paged / second).read_text()
     assert page1.startswith("# RATIONALE: calls 1–100\n")
@@ -330,7 +330,7 @@ def test_resume_continues_numbering_from_the_checkpoint(
         read = s.read_file("f.txt", REASON)
         assert read.seq == CALLS + 2
     text = rationale(ws)
-    assert f"_{CALLS + 2} tool call(s), of which 26 shell act(s) with a declared intent._" in text
+    assert "_252 calls: 252 ran; 26 of the 252 that ran were shell acts._" in text
     assert "| `collect-info` | 252 | 100% |" in text
     assert entry_seqs(text) == list(range(201, 253))
     head = hashlib.sha256(journal_lines(ws)[-1]).hexdigest()
@@ -347,8 +347,7 @@ def test_cli_calls_resume_too(paged_copy: Path) -> None:
     )
     assert json.loads(done.stdout)["seq"] == 252
     text = rationale(paged_copy)
-    assert "_251 tool call(s), of which 26 shell act(s) with a declared intent._" in text
-    assert "_1 call(s) rejected by the gate; they did not run._" in text
+    assert "_252 calls: 251 ran, 1 rejected; 26 of the 251 that ran were shell acts._" in text
     assert entry_seqs(text) == list(range(201, 253))
 
 

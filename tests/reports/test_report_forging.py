@@ -16,6 +16,7 @@ from markdown_it.token import Token
 
 from epistemic_agent.journal.records import CallView
 from epistemic_agent.journal.verify import verify_journal
+from epistemic_agent.journal.view import Tally
 from epistemic_agent.reports.rationale import mdsafe, render
 from epistemic_agent.runtime.session import Session
 
@@ -161,7 +162,7 @@ def test_each_field_of_an_entry_is_inert(forgery: str) -> None:
         (render.ending({"stop": forgery, "message": forgery, "final": forgery}), [("h2", "How")]),
         (render.header({"session": forgery, "workspace": forgery, "task": forgery}), [("h1", "R")]),
         (render.rejections({forgery: 2}), [("h2", "Rejections by rule")]),
-        (render.shape({forgery: 1}, 1, 0), []),
+        (render.shape(_tally_of_act(forgery)), []),
     ]
     for text, headings in parts:
         found = structure(text)
@@ -200,3 +201,12 @@ def test_no_free_text_makes_structure(reason: str, message: str, answer: str) ->
     assert found["tables"] == [] and found["links"] == [] and found["html"] == []
     assert found["images"] == [] and found["items"] == 1
     assert len(found["footers"]) == 1 and found["rules"] == 1
+
+
+def _tally_of_act(act: str) -> Tally:
+    """A tally of one shell call of `act` that ran (the act name may be anything: forged)."""
+    tally = Tally()
+    call = {"kind": "call", "seq": 1, "tool": "bash", "act": act, "command": "x", "reason": "x"}
+    tally.fold(call)
+    tally.fold({"kind": "outcome", "seq": 1, "ok": True})
+    return tally

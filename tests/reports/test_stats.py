@@ -107,11 +107,12 @@ def test_stats_of_one_demo_session_prints_its_numbers(runs: Path) -> None:
     calls, rejected = of_kind(workspace, "call"), of_kind(workspace, "rejected")
     failed = sum(1 for r in of_kind(workspace, "outcome") if r["ok"] is False)
     text = done.stdout
-    assert f"calls      {len(calls) + len(rejected)}: {len(calls)} ran ({failed} failed)" in text
+    ran = f"{len(calls)} ran" + (f" ({failed} failed)" if failed else "")
+    assert f"calls      {len(calls) + len(rejected)} calls: {ran}, {len(rejected)} rejected" in text
     assert "rejected   1: type-unknown ×1" in text
     for act, count in expected_acts(workspace).items():
         assert f"{act} " in text and f" {count} " in text.split(act, 1)[1].splitlines()[0]
-    assert "reverts    1: call 11 undid 9" in text
+    assert "reverts    1 ran: call 11 undid 9" in text
     hypotheses = expected_acts(workspace)["test-hypothesis"]
     assert f"hypotheses {hypotheses} tested" in text
     assert f"model      {len(of_kind(workspace, 'model'))} call(s), 0 error(s)" in text
@@ -171,7 +172,8 @@ def test_stats_of_api_session_in_process(
     assert cli.main(["stats", str(workspace)]) == 0
     text = capsys.readouterr().out
     assert "ended      no stop record (an exec/tool session" in text
-    assert "calls      8: 5 ran (1 failed), 3 rejected, 0 outcome unknown" in text
+    assert "calls      8 calls: 5 ran (1 failed), 3 rejected\n" in text
+    assert "approvals  0 approved, 0 denied by a human; 1 call(s) denied by a policy rule" in text
 
 
 def test_stats_defaults_to_the_current_directory(tmp_path: Path) -> None:
@@ -243,7 +245,7 @@ def test_stats_reads_a_torn_journal_and_says_so(runs: Path, tmp_path: Path) -> N
     done = epistemic("stats", str(workspace))
     assert done.returncode == 0, done.stderr
     assert f"note: line {lines + 1} is torn" in done.stderr
-    assert "calls      18: " in done.stdout
+    assert "calls      18 calls: " in done.stdout
     assert f"integrity  torn: line {lines + 1} is torn" in done.stdout
     (row,) = as_json("stats", str(workspace))["sessions"]
     assert row["integrity"] == "torn" and any("torn" in note for note in row["notes"])
@@ -257,7 +259,7 @@ def test_stats_of_a_running_session_counts_the_call_without_outcome(tmp_path: Pa
     append_chained(journal_of(workspace), call)
     done = epistemic("stats", str(workspace))
     assert done.returncode == 0, done.stderr
-    assert "7: 4 ran (0 failed), 2 rejected, 1 outcome unknown" in done.stdout
+    assert "7 calls: 4 ran, 2 rejected, 1 without an outcome" in done.stdout
     assert "no stop record; 1 call(s) without outcome" in done.stdout
     assert "note: verify: 1 line(s) after the last anchored head" in done.stderr
     (row,) = as_json("stats", str(workspace))["sessions"]
@@ -272,7 +274,7 @@ def test_stats_notes_lines_of_newer_and_older_format_versions(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     assert "format version 2, newer than this reader" in done.stderr
     assert "note: 1 line(s) have format version 0, older than this reader's 1" in done.stderr
-    assert "calls      6: " in done.stdout
+    assert "calls      6 calls: " in done.stdout
     (row,) = as_json("stats", str(workspace))["sessions"]
     assert sum("format version" in note for note in row["notes"]) == 2
 
@@ -305,7 +307,7 @@ def test_newer_lines_are_one_note_not_one_per_line(runs: Path, tmp_path: Path) -
         f"note: {total} lines have format versions 2 and 3, newer than this reader (1); "
         "read what is understood (the first is line 1)"
     ]
-    assert "calls      18: " in done.stdout
+    assert "calls      18 calls: " in done.stdout
 
 
 def test_a_field_of_the_wrong_type_is_a_note_not_a_crash(runs: Path, tmp_path: Path) -> None:

@@ -248,8 +248,8 @@ def test_happy_session_rationale_has_every_section(ws: Path) -> None:
 
     assert text.startswith("# RATIONALE\n")
     assert f"**Task:** {TASK}" in text
-    assert "_4 tool call(s), of which 3 shell act(s) with a declared intent._" in text
-    assert "| act type | calls | share |" in text
+    assert "_4 calls: 4 ran; 3 of the 4 that ran were shell acts._" in text
+    assert "| act type | calls that ran | share |" in text
     assert "| `collect-info` | 1 | 25% |" in text
     assert "| `change-state` | 2 | 50% |" in text
     assert "| `verify` | 1 | 25% |" in text
@@ -921,7 +921,8 @@ def test_live_output_has_a_row_per_call_and_a_summary(ws: Path, tmp_path: Path) 
     out = done.stdout
     assert FINAL in out
     assert "stopped: finished (the model answered without tool calls)" in out
-    assert "rejections: 1, reverts: 0" in out
+    assert "the whole session so far: 6 calls: 5 ran (1 failed), 1 rejected\n" in out
+    assert "; reverts that ran: 0\n" in out
     assert "model calls: 6, tokens: not reported" in out
     assert f"report: {(ws / 'RATIONALE.md').resolve()}\n" in out
     assert "Traceback" not in done.stderr

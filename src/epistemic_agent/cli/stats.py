@@ -151,7 +151,7 @@ def _block(row: dict[str, Any]) -> list[str]:
     lines.append(_line("rejected", _counts(row["rejected"], row["rejections"])))
     lines.append(_line("flags", _counts(sum(row["flags"].values()), row["flags"])))
     lines.append(_line("reverts", _revert_text(row)))  # the reverts that ran
-    lines.append(_line("approvals", f"{row['approved']} approved, {row['denied']} denied"))
+    lines.append(_line("approvals", _approvals(row)))
     lines.append(_line("hypotheses", f"{row['hypotheses']} tested (test-hypothesis calls)"))
     from ..reports.stats import belief_text, supervisor_text
 
@@ -172,6 +172,16 @@ def _line(label: str, text: str) -> str:
 def _integrity(row: dict[str, Any]) -> str:
     status = row["integrity"] or "not checked"
     return f"{status}: {row['integrity_problem']}" if row["integrity_problem"] else status
+
+
+def _approvals(row: dict[str, Any]) -> str:
+    """Who said no: a human (approvals) or a policy rule (those calls were rejected)."""
+    by_rule = row["rejections"].get("policy", 0)
+    by_human = row["denied"] - by_rule
+    text = f"{row['approved']} approved, {by_human} denied by a human"
+    if by_rule:
+        text += f"; {by_rule} call(s) denied by a policy rule (counted as rejected)"
+    return text
 
 
 def _calls(row: dict[str, Any]) -> str:

@@ -106,6 +106,12 @@ class Tally:
         return sum(self.fates.values()) + len(self.open)
 
     @property
+    def so_far(self) -> Counter[str]:
+        """Act -> calls that ran or are running: what a policy's `counts` fact holds (a call
+        still running counts, so that calls at once cannot slip past a limit together)."""
+        return self.ran + Counter(act for act, _ in self.open.values())
+
+    @property
     def counted(self) -> dict[str, int]:
         """Calls per fate, `unknown` included, in the fates' order, zeros left out."""
         found = {**self.fates, "unknown": len(self.open)}

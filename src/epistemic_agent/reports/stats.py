@@ -239,6 +239,7 @@ def table(rows: list[dict[str, Any]], total: dict[str, Any], width: int | None =
         "the act columns count the calls that ran (rej: rejected, deny: denied by a human or "
         "a policy rule, unk: without an outcome); the shares, the calls past the gate",
         width,
+        " ",
     )
     lines += wrapped(f"shares over {total['sessions']} sessions: {shares or 'no calls'}", width)
     beliefs, supervisor = total.get("beliefs") or {}, total.get("supervisor") or {}

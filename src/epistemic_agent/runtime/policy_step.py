@@ -40,7 +40,7 @@ class PolicyStep:
             return ALLOW
         tally = self.recorder.report.totals.tally  # the counts every reader shows
         rejections = tally.fates["rejected"]
-        ran = tally.ran  # a call a human denied, or that never finished, did not happen
+        ran = tally.so_far  # a call a human denied, or one that was stopped, did not happen
         return self.guard.decide(call, effect, ran, rejections, self.recorder.next_seq)
 
     def denial(self, call: Call, decision: Decision) -> Rejected:

@@ -88,6 +88,10 @@ class Pages:
     def write_dead_ends(self, items: Iterable[str]) -> None:
         atomic_write(self.layout.pages / DEAD_ENDS_PAGE, encode(render.dead_ends_page(items)))
 
+    def drop_dead_ends(self) -> None:
+        """Fewer dead ends than RATIONALE.md shows (a revert was denied): no page of them."""
+        (self.layout.pages / DEAD_ENDS_PAGE).unlink(missing_ok=True)
+
 
 def encode(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")  # lone surrogates from a foreign writer

@@ -73,9 +73,11 @@ def shape(tally: Tally) -> str:
     """The shape of the session: what its calls came to, in words, then the acts that ran."""
     ran = {act: n for act, n in tally.ran.items() if n}
     total = sum(ran.values())
-    lines = [f"_{tally.sentence()}._"]
+    said = tally.sentence()
+    lines = [f"_{said[:1].upper()}{said[1:]}._"]
     if total:
-        lines[0] = f"_{tally.sentence()}; {tally.shell} of those that ran were shell acts._"
+        shell = "was a shell act" if tally.shell == 1 else "were shell acts"
+        lines[0] = f"_{said}; {tally.shell} of the {total} that ran {shell}._"
     not_run = tally.calls - total - len(tally.open)
     if not_run:
         lines.append("_The table counts the calls that ran: a rejected or denied call did not._")

@@ -208,6 +208,8 @@ class Report:
             self.pages.write_dead_ends(
                 self._dead_end_text(s) for s in sorted(self.totals.dead_ends)
             )
+        elif self._dead_page_due:
+            self.pages.drop_dead_ends()
         self._dead_page_due = False
         if self._checkpoint_due is not None:
             checkpoint.save(self.layout, self._checkpoint_due)
