@@ -371,7 +371,7 @@ class Point:
         return cls(
             Stats.of(track.samples),
             Stats.of(track.cpu),
-            len(session.report.totals.dead_ends),
+            len(session.state.tally.reverts),
             session.layout.report.stat().st_size,
             session.report.totals.page,
             track.rejected,

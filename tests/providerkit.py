@@ -70,7 +70,7 @@ def run_agent(
         extra = {"events": events} if events is not None else {}
         agent = Agent(session, provider, AgentConfig(backoff=0.001, **config), **extra)
         stop = agent.run(task)
-        totals = dict(session.report.totals.model)
+        totals = dict(session.state.model)
     return stop, records(workspace), totals
 
 

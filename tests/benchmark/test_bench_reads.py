@@ -111,7 +111,7 @@ def test_what_a_task_needs_still_works_inside_the_allow_list(
     settings = Settings(platform=confined_by(mechanism), readable=reads.paths)
     with Session(ws, settings) as session:
         done = session.bash(script, "change-state", "set up and try the tools the task uses")
-        header = session.report.totals.session["confinement"]
+        header = session.state.header["confinement"]
     assert done.ok, done.stderr
     assert done.stdout.split() == ["2", "ran", "x", "42", "scratch", "/usr/bin/env"]
     assert set(reads.paths) <= set(header["readable"]) and "reads-allow-listed" in header["held"]
@@ -124,14 +124,14 @@ def test_without_a_mechanism_the_guarantee_is_not_held_and_grants_outside_are_no
     ws.mkdir()
     off = Platform(None, "off", None, "off", None, "off")
     with Session(ws, Settings(platform=off, readable=("/usr",))) as session:
-        none = session.report.totals.session["confinement"]
+        none = session.state.header["confinement"]
     assert "reads-allow-listed" in none["not_held"]
     if FOUND.landlock_abi is None:
         pytest.skip("no Landlock here")
     ws2 = tmp_path / "ws2"
     ws2.mkdir()
     with Session(ws2, Settings(platform=confined_by("landlock"), readable=("/usr",))) as session:
-        header = session.report.totals.session["confinement"]
+        header = session.state.header["confinement"]
     assert "reads-allow-listed" in header["held"]
     cache = os.path.realpath(os.path.expanduser("~/.cache"))
     if os.path.isdir(cache):  # a default setup grant, outside the list: not given

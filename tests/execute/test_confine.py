@@ -410,7 +410,7 @@ def test_policy_grants_are_named_and_recorded(make_box: object, tmp_path: Path) 
     with box.session() as session:
         done = session.bash(f"printf x > {granted}/made", "change-state", CHANGE)
         setup = session.bash(f"printf x > {granted}/by-setup", "setup", CHANGE)
-        header = session.report.totals.session["confinement"]
+        header = session.state.header["confinement"]
     assert done.ok and (granted / "made").read_text() == "x"
     assert not setup.ok and not (granted / "by-setup").exists()
     assert header["grants"]["change-state"] == [str(granted)]
@@ -588,7 +588,7 @@ def test_no_act_can_see_the_operators_keys(
     reason = LOOK if act == "collect-info" else CHANGE
     with box.session() as session:
         seen = session.bash(PEEK.replace("SOCKET_PATH", str(agent)), act, reason)
-        header = session.report.totals.session["confinement"]
+        header = session.state.header["confinement"]
     assert "sock=unset pid=unset" in seen.stdout, seen.stdout  # on every platform
     if mechanism in STRONG:
         assert "secrets-hidden" in header["held"]
@@ -608,7 +608,7 @@ def test_a_policy_names_what_is_hidden(make_box: object, monkeypatch: pytest.Mon
     (box.ws / "epistemic.toml").write_text(POLICY + '[sandbox]\nhidden = ["~/vault", "/"]\n')
     with box.session() as session:
         seen = session.bash("cat ~/vault/token ~/.ssh/id_ed25519", "collect-info", LOOK)
-        header = session.report.totals.session["confinement"]
+        header = session.state.header["confinement"]
     assert "VAULT-TOKEN" not in seen.stdout and "PRIVATE-KEY" in seen.stdout  # it replaces
     assert header["not_hidden"] == {"/": "it holds the workspace or the scratch folder"}
 
@@ -621,7 +621,7 @@ def test_weaker_platforms_say_what_does_not_hold(make_box: object, mechanism: st
     box = make_box(mechanism)  # type: ignore[operator]
     with box.session() as session:
         session.bash("true", "collect-info", LOOK)
-        header = session.report.totals.session["confinement"]
+        header = session.state.header["confinement"]
     assert header["mechanism"] == mechanism
     assert "record-protected" in header["not_held"]
     assert set(header["held"]) | set(header["not_held"]) == set(GUARANTEES)
@@ -696,7 +696,7 @@ def test_the_tool_is_protected_inside_the_workspace(
     with box.session() as session:
         command = "d=.ve; printf x > $d''nv/lib/site-packages/evil.pth"
         result = session.bash(command, "setup", CHANGE)
-        held = session.report.totals.session["confinement"]["held"]
+        held = session.state.header["confinement"]["held"]
     assert not result.ok and not (venv / "evil.pth").exists()
     assert "tool-protected" in held
 

@@ -324,7 +324,7 @@ def test_resume_continues_numbering_from_the_checkpoint(
     with Session(ws) as s:
         # resumed where the last session closed: nothing was re-read
         assert folded == []
-        assert s.report.totals.counts["collect-info"] == CALLS
+        assert s.state.tally.ran["collect-info"] == CALLS
         result = s.bash("echo again", "collect-info", REASON)
         assert result.seq == CALLS + 1
         read = s.read_file("f.txt", REASON)

@@ -173,7 +173,7 @@ def test_the_report_after_every_record_is_the_rebuilt_report(items: list[dict[st
         layout = Layout.of_session(root / "ws", SESSION_ID)
         layout.folder.mkdir(parents=True)
         report = Report(layout, PAGE)
-        writer = JournalWriter(layout.journal, report.fold)
+        writer = JournalWriter(layout.journal, report.take)
         writer.open()
         try:
             for record in [session_record(layout.workspace), *numbered(items)]:

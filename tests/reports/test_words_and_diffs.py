@@ -352,17 +352,17 @@ def test_words_survive_page_turns_checkpoints_and_rebuilds(tmp_path: Path) -> No
     page1 = layout.pages / "calls-000001-000100.md"
     assert said_in(entries(page1.read_text())[1]) == ["W0 before the first call"]
     # a process that starts from the page's checkpoint (one `exec` per call) keeps W1
-    report = Report(layout)
-    for record, before in follow(layout.journal, Position()):
-        report.fold(record, before)
+    report, position = Report(layout), Position()
+    for record, before in follow(layout.journal, position):
+        report.take(record, before)
         if record.get("kind") == "call" and record.get("seq") == 101:
-            report.write(Position())
+            report.write(position)  # the page turned: a checkpoint at the call that turned it
             break
     later = Report(layout)
     start = later.load_checkpoint()
-    assert start is not None
+    assert start is not None and start.last_seq == 101
     for record, before in follow(layout.journal, start):
-        later.fold(record, before)
+        later.take(record, before)
     found = entries(later.render(Position()))
     assert said_in(found[101]) == ["W1 [/] before the first call of page two"]
     assert said_in(found[102]) == ["W2 before 102"] and diffs_in(found[101])

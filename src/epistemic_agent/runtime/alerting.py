@@ -53,7 +53,7 @@ class Alerting:
         base["command"] = call.describe()
         base = self.guard.scrub(base)[0]
         if call.act == "revert":
-            if len(self.recorder.report.totals.tally.reverts) <= 1:  # reverts that ran
+            if len(self.recorder.state.tally.reverts) <= 1:  # reverts that ran
                 self.fire("first-revert", seq, base, outcome=outcome)
             self.fire("revert", seq, base, outcome=outcome)
         if flags:

@@ -40,7 +40,7 @@ def policy_refused(recorder: Recorder) -> str | None:
     it was under is gone, or another one is in its place (a file that appeared, or
     changed, or allowed signers that changed). A policy is changed by a human, who names
     it; an agent's act could have written the one found here."""
-    last = recorder.report.totals.session.get("policy")
+    last = recorder.state.header.get("policy")
     if not isinstance(last, dict):
         return None
     source = last.get("source")
@@ -118,7 +118,7 @@ def recorded_in_force(recorder: Recorder, layout: Layout) -> Recorded | str | No
     (a file that appeared, changed or went since), the recorded one, from the record's copy;
     None when the one found is the one recorded; why it may not go on, when the record holds
     no copy (a session written before copies were kept)."""
-    last = recorder.report.totals.session.get("policy")
+    last = recorder.state.header.get("policy")
     found = recorder.guard.header()
     if not isinstance(last, dict) or {k: last.get(k) for k in found} == found:
         return None
@@ -141,7 +141,7 @@ def note_ignored(recorder: Recorder, kept: Recorded) -> str | None:
         "put in force only if no act of this workspace could have written it (`epistemic "
         "policy trust FILE` after you have read it)."
     )
-    if found["sha256"] in recorder.report.totals.session.get("ignored_policies", []):
+    if found["sha256"] in recorder.state.header.get("ignored_policies", []):
         return None
     record = {"kind": "policy-ignored", "t": now(), **found, "in_force": last}
     recorder.journal.append({**record, "message": message}, durable=True)
@@ -174,7 +174,7 @@ def keep_chain_notice(recorder: Recorder) -> None:
 def recover(recorder: Recorder, evidence: EvidenceStore, settings: Settings) -> None:
     """Close the calls a killed session left without an outcome (recovery.py). The caller
     holds the journal's lock."""
-    layout, guard, history = recorder.layout, recorder.guard, recorder.report.history
+    layout, guard, history = recorder.layout, recorder.guard, recorder.state.history
     orphans = [
         Orphan(
             seq,
@@ -212,7 +212,7 @@ def recover(recorder: Recorder, evidence: EvidenceStore, settings: Settings) -> 
 def note_changes(recorder: Recorder, guard: Guard, confinement: Confinement) -> None:
     """A later process under another policy or another confinement says so in the journal
     (the caller holds its lock)."""
-    session = recorder.report.totals.session
+    session = recorder.state.header
     if session.get("policy") != guard.header():
         keep_policy(recorder.layout, guard.policy)
         recorder.journal.append({"kind": "policy", "t": now(), **guard.header()}, durable=True)

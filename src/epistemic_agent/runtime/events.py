@@ -64,7 +64,8 @@ class JsonEvents:
         return False  # the loop says it on stderr; the journal's `interrupt` record follows
 
     def summary(self, session: Session, stop: Stop) -> None:
-        totals = session.report.totals
+        state = session.state
+        tally = state.tally
         self.emit(
             "stop",
             reason=stop.reason,
@@ -72,14 +73,14 @@ class JsonEvents:
             exit_code=stop.exit_code,
             steps=stop.steps,
             final=stop.final,
-            counts=dict(totals.counts),  # calls past the gate, by act (denied ones too)
-            rejections=sum(totals.rejected.values()),
-            reverts=len(totals.dead_ends),  # reverts past the gate that no human denied
-            calls=totals.tally.counted,  # fate -> calls (journal/view.py)
-            ran=dict(totals.tally.ran),  # act -> calls that ran
-            reverts_ran=len(totals.tally.reverts),
-            tokens=dict(totals.model),
-            spend=totals.spend.to_json(),
+            counts=dict(tally.declared),  # calls past the gate, by act (denied ones too)
+            rejections=tally.fates["rejected"],
+            reverts=tally.declared["revert"] - tally.denied["revert"],  # no human denied
+            calls=tally.counted,  # fate -> calls (journal/view.py)
+            ran=dict(tally.ran),  # act -> calls that ran
+            reverts_ran=len(tally.reverts),
+            tokens=dict(state.model),
+            spend=state.spend.to_json(),
             report=str(session.layout.report),
             journal=str(session.layout.journal),
             journal_head={

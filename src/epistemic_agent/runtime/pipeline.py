@@ -115,9 +115,9 @@ class Pipeline:
             verdict = precheck(verdict, self._workspace, protected, hidden) or verdict
         elif isinstance(verdict, Call) and verdict.command is not None:
             effect = self.effects.classify(verdict.command)
-            report = self.recorder.report
-            started = float(report.totals.session.get("started_epoch", 0.0))
-            verdict = consistency.precheck(verdict, effect, report.history, started) or verdict
+            state = self.recorder.state
+            started = float(state.header.get("started_epoch", 0.0))
+            verdict = consistency.precheck(verdict, effect, state.history, started) or verdict
         if isinstance(verdict, Rejected):
             raise Settled(self.reject(verdict))
         return verdict, effect
@@ -163,7 +163,7 @@ class Pipeline:
             journal.append(record, durable=True)
             head = journal.position.head  # what a signed approval binds
             self.recorder.publish()
-            running = frozenset(self.recorder.report.history.pending) - {seq}
+            running = frozenset(self.recorder.state.history.pending) - {seq}
         if reviewed is not None:
             self.alerting.reviewed(seq, call, reviewed)
         return Declared(seq, call, effect, decision, head, running, record, reviewed)
@@ -224,7 +224,7 @@ class Pipeline:
         the moment its seq is taken, so a signal between its declaration and anything after
         it still finds it; one that was never appended has nothing to close."""
         seq = self._declaring.seq
-        if seq is None or seq not in self.recorder.report.history.pending:
+        if seq is None or seq not in self.recorder.state.history.pending:
             return
         if self.recorder.last_outcome != seq:
             self.recorder.record(

@@ -38,7 +38,7 @@ class PolicyStep:
     def decide(self, call: Call, effect: Effect | None) -> Decision:
         if self.guard.trivial:
             return ALLOW
-        tally = self.recorder.report.totals.tally  # the counts every reader shows
+        tally = self.recorder.state.tally  # the counts every reader shows
         rejections = tally.fates["rejected"]
         ran = tally.so_far  # a call a human denied, or one that was stopped, did not happen
         return self.guard.decide(call, effect, ran, rejections, self.recorder.next_seq)

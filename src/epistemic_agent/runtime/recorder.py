@@ -9,16 +9,26 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..core.layout import Layout
     from ..journal.log import Record
+    from ..journal.state import SessionState
     from ..journal.writer import JournalWriter
     from ..reports.rationale.report import Report
     from .guard import Guard
 
 
 class Recorder:
-    """The journal, the report folded from it and the guard that scrubs what is recorded."""
+    """The journal, the session's state and report folded from it, and the guard that scrubs
+    what is recorded."""
 
-    def __init__(self, journal: JournalWriter, report: Report, layout: Layout, guard: Guard):
+    def __init__(
+        self,
+        journal: JournalWriter,
+        state: SessionState,
+        report: Report,
+        layout: Layout,
+        guard: Guard,
+    ):
         self.journal = journal
+        self.state = state
         self.report = report
         self.layout = layout
         self.guard = guard
@@ -26,7 +36,7 @@ class Recorder:
 
     @property
     def session_id(self) -> str:
-        return str(self.report.totals.session.get("session", ""))
+        return self.state.session_id
 
     @property
     def next_seq(self) -> int:

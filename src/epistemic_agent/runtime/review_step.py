@@ -61,7 +61,7 @@ class ReviewStep:
         supervisor = self.supervisor
         if supervisor is None or not supervisor.reviews(call.act):
             return None
-        ledger = self.recorder.report.totals.beliefs
+        ledger = self.recorder.state.beliefs
         spent = ledger.spend["input_tokens"] + ledger.spend["completion_tokens"]
         seq = self.recorder.next_seq
         review = supervisor.review(self._request(seq, call, effect), spent)
@@ -77,8 +77,8 @@ class ReviewStep:
 
     def _request(self, seq: int, call: Call, effect: Effect | None) -> dict[str, Any]:
         """What the supervisor reads: the task, the call, and a digest of the session."""
-        report = self.recorder.report
-        totals, ledger = report.totals, report.totals.beliefs
+        state = self.recorder.state
+        ledger = state.beliefs
         shown: dict[str, Any] = {
             "seq": seq,
             "tool": call.tool,
@@ -94,16 +94,16 @@ class ReviewStep:
             shown["effect"] = effect.cls
         reverts = [
             {"seq": end["seq"], "reason": end["reason"], "command": end["command"]}
-            for end in list(totals.dead_ends.values())[-10:]
+            for end in state.reverts  # the latest that ran
         ]
         request = {
-            "task": totals.session.get("task") or ledger.task or "(no task was recorded)",
+            "task": state.header.get("task") or ledger.task or "(no task was recorded)",
             "call": shown,
             "session": {
                 "calls_so_far": seq - 1,
-                "acts": dict(totals.tally.ran),  # the acts that ran
+                "acts": dict(state.tally.ran),  # the acts that ran
                 "beliefs": ledger.digest(),
-                "files_changed": sorted(report.history.touched)[:100],
+                "files_changed": sorted(state.history.touched)[:100],
                 "reverts": reverts,
                 "your_earlier_notes": ledger.notes[-5:],
             },
@@ -113,7 +113,7 @@ class ReviewStep:
 
     def belief_given(self, call: Call) -> dict[str, Any] | None:
         """The agent's verdict on the belief it tested just before, from its reason's opening."""
-        awaiting = self.recorder.report.totals.beliefs.awaiting
+        awaiting = self.recorder.state.beliefs.awaiting
         if awaiting is None:
             return None
         verdict = agent_verdict(call.reason or "")

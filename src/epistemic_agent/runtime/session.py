@@ -23,7 +23,8 @@ from ..execute.shell import Execution
 from ..gate.check import GateConfig
 from ..journal.catalog import choosing, for_writing
 from ..journal.evidence import EvidenceStore
-from ..journal.log import Record
+from ..journal.log import Position, Record
+from ..journal.state import SessionState
 from ..journal.writer import JournalWriter
 from ..policy.rules import PolicyError
 from ..reports.rationale.report import Report
@@ -79,6 +80,7 @@ class Session:
     platform: Platform
     guard: Guard
     report: Report
+    state: SessionState
     journal: JournalWriter
     evidence: EvidenceStore
     effects: EffectCache
@@ -225,11 +227,18 @@ class Session:
         ticket = self.header.get("ticket")
         self.ticket = ticket if isinstance(ticket, str) and ticket else None  # --ticket
         self.guard = self._make_guard(policy)
-        self.report = Report(layout)
-        self.journal = JournalWriter(layout.journal, self.report.fold, layout.head)
-        self._recorder = Recorder(self.journal, self.report, layout, self.guard)
+        self.state = SessionState.of(str(layout.workspace))
+        self.report = Report(layout, state=self.state)
+        self.journal = JournalWriter(layout.journal, self._fold, layout.head)
+        self._recorder = Recorder(self.journal, self.state, self.report, layout, self.guard)
         self.evidence = EvidenceStore(layout.evidence, settings.evidence_cap)
         self.effects = EffectCache(layout.effects_cache, self._no_secret)
+
+    def _fold(self, record: Record, before: Position) -> None:
+        """Each record the journal takes: the session's state first (the gate, the policy and
+        the checks read it), then the report that renders it."""
+        self.state.fold(record)
+        self.report.fold(record, before)
 
     def _make_guard(self, policy: Policy, signers: dict[str, str] | None = None) -> Guard:
         """The guard of `policy`; `signers`: the allowed_signers copies a session recorded."""

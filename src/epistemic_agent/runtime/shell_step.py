@@ -242,7 +242,7 @@ class ShellStep:
             extra["enforcement"],
             ran.done.returncode,
             stderr,
-            self.recorder.report.history,
+            self.recorder.state.history,
             self._others(declared),
         )
         if tampered:
@@ -303,12 +303,8 @@ class ShellStep:
         journal, seq = self.recorder.journal, declared.seq
         with journal.locked():  # read what other writers appended meanwhile
             last = journal.position.last_seq
-        entries = self.recorder.report.entries
-        since = {
-            n
-            for n in range(seq + 1, last + 1)
-            if n not in entries or entries[n].status != "rejected"
-        }
+        state = self.recorder.state
+        since = {n for n in range(seq + 1, last + 1) if state.fate_of(n) != "rejected"}
         sealed = not declared.call.mutating and self.confinement.held >= SEALED
         return consistency.Others(tuple(sorted(declared.running | since)), sealed)
 

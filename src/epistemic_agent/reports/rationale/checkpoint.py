@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from ...core.fsutil import atomic_write
 from ...core.structs import struct
-from ...journal.history import History
 from ...journal.log import Position
 from ...journal.records import CallView
+from ...journal.state import SessionState
 from .totals import Totals
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from ...core.layout import Layout
 
-VERSION = 2
+VERSION = 3
 
 
 @struct
@@ -28,23 +28,19 @@ class Saved:
 
     position: Position
     totals: Totals
-    history: History
+    state: SessionState
     entries: dict[int, CallView]
     said: dict[int, list[str]]
     diffs: dict[int, object]
 
 
 def encode(
-    position: Position,
-    totals: dict[str, Any],
-    history: History,
-    entries: list[dict[str, Any]] | None = None,
+    position: Position, totals: dict[str, Any], state: SessionState, entries: list[dict[str, Any]]
 ) -> str:
     """The checkpoint's text (`totals` as `Totals.to_json`; `entries`: the page's calls)."""
     data: dict[str, Any] = {"v": VERSION, "position": position.to_json(), "totals": totals}
-    if entries is not None:
-        data["entries"] = entries
-    data["history"] = history.to_json()
+    data["entries"] = entries
+    data["state"] = state.to_json()
     return json.dumps(data)
 
 
@@ -64,7 +60,7 @@ def load(layout: Layout) -> Saved | None:
         views = [CallView.from_json(item) for item in items]
         said = {int(i["seq"]): list(i.get("said") or []) for i in items}
         diffs = {int(i["seq"]): i.get("diff") for i in items}
-        history = History.from_json(str(layout.workspace), data.get("history", {}))
+        state = SessionState.from_json(str(layout.workspace), data["state"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return Saved(position, totals, history, {view.seq: view for view in views}, said, diffs)
+    return Saved(position, totals, state, {view.seq: view for view in views}, said, diffs)

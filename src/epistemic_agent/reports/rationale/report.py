@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from ...core.fsutil import exchange_write, written_at
 from ...journal.catalog import listing
-from ...journal.history import History
 from ...journal.log import JournalError, Position, follow
 from ...journal.records import CallView, seq_of, view_of
+from ...journal.state import SessionState
 from ...journal.view import outcome_fate
 from . import beliefs as render_beliefs
 from . import checkpoint, render
@@ -33,15 +33,25 @@ if TYPE_CHECKING:
 PAGE_SIZE = 100
 DEAD_ENDS_SHOWN = 20
 MISMATCHES_SHOWN = 20
-_HEADER_DROP = ("prev", "n", "v", "kind")
+#: Records that are never a call: the state alone takes them.
+_NOT_CALLS = frozenset(("session", "model", "thinking", "compaction", "final", "stop", "review"))
+_NOT_CALLS |= {"policy", "policy-ignored", "confinement"}
 
 
 class Report:
-    """Folds journal records into report state and writes RATIONALE.md and its pages."""
+    """Renders a session's state and its calls as RATIONALE.md and its pages.
 
-    def __init__(self, layout: Layout, page_size: int = PAGE_SIZE) -> None:
+    The state (journal/state.py) is folded before the report sees a record: by the journal
+    writer of a live session, or by `take` for a reader rendering a journal. The report keeps
+    only what rendering needs: the current page's calls, the words before them, the dead ends
+    and rendered text."""
+
+    def __init__(
+        self, layout: Layout, page_size: int = PAGE_SIZE, state: SessionState | None = None
+    ) -> None:
         self.layout = layout
         self.page_size = page_size
+        self.state = SessionState.of(str(layout.workspace)) if state is None else state
         self.pages = Pages(layout, page_size)
         self.totals = Totals()
         self.entries: dict[int, CallView] = {}
@@ -53,80 +63,52 @@ class Report:
         self._dead_page_due = False
         self._links: str | None = None
         self._stale_pages: set[int] = set()
-        self._checkpoint_due: str | None = None
-        self.history = History(str(layout.workspace))
+        self._checkpoint_due = False
         self._spare_turn: int | None = None
         self._other_sessions: str | None = None
         self.warning: list[str] = []  # the journal does not verify: shown first (rebuild)
 
     def reset(self) -> None:
-        self.__init__(self.layout, self.page_size)  # type: ignore[misc]
+        """Start again from nothing (the journal is folded from its first line)."""
+        state = self.state
+        self.__init__(self.layout, self.page_size, state)  # type: ignore[misc]
+        state.restore(SessionState.of(str(self.layout.workspace)))
 
     # -- folding ---------------------------------------------------------------------------
 
+    def take(self, record: Record, before: Position) -> None:
+        """Fold one record into the state, then into the report: a reader of a journal."""
+        self.state.fold(record)
+        self.fold(record, before)
+
     def fold(self, record: Record, before: Position) -> None:
+        """Take one record the state has already folded into the report's pages."""
         kind = record.get("kind")
-        self.totals.tally.fold(record)  # the counts every reader shares: journal/view.py
         said = self.totals.words.fold(record)  # a declaration takes the words before it
-        if kind in ("call", "outcome", "review", "user"):
-            self.totals.beliefs.fold(record)
-        if kind == "review":
-            return
-        if kind == "session":
-            self.totals.session = {k: v for k, v in record.items() if k not in _HEADER_DROP}
-        elif kind == "model":
-            self.totals.fold_model(record)
-            self.totals.spend.fold(record)
-        elif kind in ("thinking", "compaction"):
-            self.totals.spend.fold(record)
-        elif kind in ("final", "stop"):
-            self.totals.ending[str(kind)] = record.get("text", record.get("reason"))
-            if kind == "stop":
-                self.totals.ending["message"] = record.get("message")
-        elif kind == "outcome":
+        if kind == "outcome":
             self._fold_outcome(record)
         elif kind == "approval":
             self._fold_approval(record)
-        elif kind == "policy":
-            self.totals.session["policy"] = {
-                k: record[k] for k in ("source", "sha256", "signers") if k in record
-            }
-        elif kind == "policy-ignored":
-            noticed = self.totals.session.setdefault("ignored_policies", [])
-            if record.get("sha256") not in noticed:
-                noticed.append(record.get("sha256"))
-        elif kind == "confinement":
-            self.totals.session["confinement"] = {
-                k: v for k, v in record.items() if k not in (*_HEADER_DROP, "t")
-            }
-        else:
+        elif kind not in _NOT_CALLS:
             view = view_of(record)
             if view is not None:
-                self._fold_call(view, record, before, said or [])
-        if kind in ("call", "outcome", "approval"):
-            self.history.fold(record)  # after the report: a page checkpoint predates it
+                self._fold_call(view, before, said or [])
 
-    def _fold_call(self, view: CallView, record: Record, before: Position, said: list[str]) -> None:
+    def _fold_call(self, view: CallView, before: Position, said: list[str]) -> None:
         page = (view.seq - 1) // self.page_size
         if page > self.totals.page:
             self._turn_page(page, before, said)
         elif page < self.totals.page:
             self._page_changed(page)
-        totals = self.totals
-        if view.status == "rejected":
-            totals.rejected[str(view.rule)] += 1
-        elif view.act is not None:
-            totals.counts[view.act] += 1
-            totals.shell += record.get("tool") == "bash"
-            if view.act == "revert":
-                self._dead_changed(view.seq)
-                totals.dead_ends[view.seq] = {
-                    "seq": view.seq,
-                    "reason": view.reason,
-                    "command": view.command,
-                    "label": view.label,
-                }
-        if page == totals.page:
+        if view.status != "rejected" and view.act == "revert":
+            self._dead_changed(view.seq)
+            self.totals.dead_ends[view.seq] = {
+                "seq": view.seq,
+                "reason": view.reason,
+                "command": view.command,
+                "label": view.label,
+            }
+        if page == self.totals.page:
             self.entries[view.seq] = view
             self._said[view.seq] = said
             self._text.pop(view.seq, None)
@@ -135,13 +117,6 @@ class Report:
         seq = record.get("seq")
         if not isinstance(seq, int):
             return
-        if record.get("denied") is True and isinstance(record.get("act"), str):
-            self.totals.denied[str(record["act"])] += 1
-        for flag in record.get("flags") or ():
-            if isinstance(flag, dict):
-                self.totals.flagged.append(
-                    {"seq": seq, "flag": flag.get("flag"), "message": flag.get("message")}
-                )
         view = self.entries.get(seq)
         if view is not None:
             view.apply_outcome(record)
@@ -162,7 +137,6 @@ class Report:
         seq = seq_of(record)
         if seq is None:
             return
-        self.totals.approvals[str(record.get("decision"))] += 1
         view = self.entries.get(seq)
         if view is not None:
             view.apply_approval(record)
@@ -180,7 +154,8 @@ class Report:
         self._dead_page_due = True
 
     def _turn_page(self, page: int, before: Position, said: list[str]) -> None:
-        """The current page is complete: write it once, start the next one, checkpoint."""
+        """The current page is complete: write it once, start the next one, and checkpoint
+        at the next write (where the state and the report are whole at one position)."""
         self.pages.write(self.totals.page, self.entries.values(), self._said, self._diffs)
         self.entries.clear()
         self._text.clear()
@@ -192,9 +167,7 @@ class Report:
             self.totals.page_said.append([])
         self.totals.page_said[page] = said
         self.totals.page = page
-        totals = {**self.totals.to_json(), "said": said}  # as at `before`
-        # serialised now: the state goes on changing
-        self._checkpoint_due = checkpoint.encode(before, totals, self.history)
+        self._checkpoint_due = True
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -211,9 +184,9 @@ class Report:
         elif self._dead_page_due:
             self.pages.drop_dead_ends()
         self._dead_page_due = False
-        if self._checkpoint_due is not None:
-            checkpoint.save(self.layout, self._checkpoint_due)
-            self._checkpoint_due = None
+        if self._checkpoint_due:
+            self.save_checkpoint(position)
+            self._checkpoint_due = False
 
     def _next_spare(self) -> Path:
         """The spares take turns, so the file a swap displaces is reused only a whole write
@@ -227,7 +200,7 @@ class Report:
         return spare
 
     def render(self, position: Position) -> str:
-        totals = self.totals
+        totals, state = self.totals, self.state
         entries = [self._entry_text(seq) for seq in sorted(self.entries)]
         if self._links is None:
             pages = [(*self.pages.range(p), self.pages.link(p)) for p in range(totals.page)]
@@ -236,17 +209,17 @@ class Report:
         shown = [self._dead_end_text(seq) for seq in dead[-DEAD_ENDS_SHOWN:]]
         return "".join(
             [
-                render.header(totals.session, self.warning),
-                render.shape(totals.tally),
-                render.approvals(totals.tally),
-                render.model_line(totals.model, totals.ending, totals.spend.to_json()),
-                render_spend.section(totals.spend),
-                render.mismatches(totals.flagged[-MISMATCHES_SHOWN:], len(totals.flagged)),
-                render_beliefs.section(totals.beliefs, self._beliefs_kept),
+                render.header(state.header, self.warning),
+                render.shape(state.tally),
+                render.approvals(state.tally),
+                render.model_line(state.model, state.ending, state.spend.to_json()),
+                render_spend.section(state.spend),
+                render.mismatches(state.flagged[-MISMATCHES_SHOWN:], len(state.flagged)),
+                render_beliefs.section(state.beliefs, self._beliefs_kept),
                 render.narrative(self._links, entries),
                 render.dead_ends(shown, len(dead), self.pages.link_to(DEAD_ENDS_PAGE)),
-                render.rejections(totals.rejected),
-                render.ending(totals.ending),
+                render.rejections(state.tally.rejected),
+                render.ending(state.ending),
                 self._others(),
                 render.footer(
                     position.head, position.lines, self.layout.relative(self.layout.journal)
@@ -285,7 +258,8 @@ class Report:
         saved = checkpoint.load(self.layout)
         if saved is None:
             return None
-        self.totals, self.history = saved.totals, saved.history
+        self.totals = saved.totals
+        self.state.restore(saved.state)
         self.entries, self._said, self._diffs = saved.entries, saved.said, saved.diffs
         return saved.position
 
@@ -295,7 +269,7 @@ class Report:
             {**view.to_json(), "said": self._said.get(seq), "diff": self._diffs.get(seq)}
             for seq, view in self.entries.items()
         ]
-        text = checkpoint.encode(position, self.totals.to_json(), self.history, entries)
+        text = checkpoint.encode(position, self.totals.to_json(), self.state, entries)
         checkpoint.save(self.layout, text)
 
 
@@ -310,7 +284,7 @@ def rebuild(
     readable = 0
     for record, before in follow(layout.journal, position):
         readable += record.get("kind") != "unreadable"
-        report.fold(record, before)
+        report.take(record, before)
     if not readable:
         raise JournalError(f"{layout.journal} holds no journal records; nothing was rendered")
     report.write(position)

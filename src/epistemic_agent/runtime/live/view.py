@@ -128,18 +128,18 @@ class LiveEvents:
         """`run` and `demo`: the answer, then what the session came to, with copyable paths."""
         self.activity.stop()
         self._end_stream()
-        totals = session.report.totals
-        tally = totals.tally
+        state = session.state
+        tally = state.tally
         acts = ", ".join(f"{act} {n}" for act, n in tally.ran.items() if n) or "none"
-        model = totals.model
+        model = state.model
         lines = [
             "",
             f"stopped: {stop.reason} ({stop.message})",
             f"the whole session so far: {tally.sentence()}",
             f"acts that ran: {acts}; reverts that ran: {len(tally.reverts)}",
-            f"model calls: {model.get('calls', 0)}, tokens: {tokens_line(totals.spend.to_json())}",
-            *spend_lines(totals.spend),
-            *supervisor_lines(totals.beliefs),
+            f"model calls: {model.get('calls', 0)}, tokens: {tokens_line(state.spend.to_json())}",
+            *spend_lines(state.spend),
+            *supervisor_lines(state.beliefs),
             f"report: {session.layout.report}",
             f"journal head: {session.journal.position.head} (line "
             f"{session.journal.position.lines}; check with epistemic verify --expect-head)",
