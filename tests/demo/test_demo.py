@@ -263,3 +263,12 @@ def test_bundled_script_is_a_valid_script() -> None:
     ids = [c.id for t in turns for c in t.calls]
     assert all(ids)
     assert len(set(ids)) == len(ids)
+
+
+def test_the_demo_closes_the_session_it_owns(demo: tuple[Any, Path]) -> None:
+    """The demo ran its session to the end: the listing says how it ended, not `open`."""
+    _, out = demo
+    assert journal(out)[-1]["kind"] == "closed"
+    done = epistemic("sessions", "--json", cwd=out)
+    assert done.returncode == 0, done.stderr
+    assert [s["status"] for s in json.loads(done.stdout)] == ["finished"]

@@ -64,6 +64,7 @@ def run_demo(out: Path | None, json_events: bool = False, color: bool | None = N
             events.follow(session)
         agent = Agent(session, provider, events=events)
         stop = agent.run(task)
+        session.end()  # the demo owns its session, as `run` does: it is closed, not open
         events.summary(session, stop)
     passed, verdict = run_oracle(workspace)
     if isinstance(events, JsonEvents):
