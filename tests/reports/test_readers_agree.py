@@ -251,6 +251,13 @@ def check_session(workspace: Path, session_id: str, calls: list[tuple[str, str]]
     assert f"_{words[:1].upper()}{words[1:]}" in rationale, "RATIONALE.md shape"
     titles = [line for line in rationale.splitlines() if re.match(r"### \d+\. ", line)]
     assert [t.rsplit(" · ", 1)[1] for t in titles] == [LABELS[f] for f in fates]
+    page_file = workspace / "page.html"
+    run_cli("html", "-o", str(page_file), *pick, cwd=workspace)
+    page = page_file.read_text(encoding="utf-8")
+    assert f"<p>{words[:1].upper()}{words[1:]};" in page, "html shape"
+    marked = re.findall(r'data-seq="(\d+)"[^>]*data-status="(\w+)"', page)
+    marks = {int(seq): status for seq, status in marked}
+    assert marks == {seq: "ok" if f == "ran" else f for seq, f in enumerate(fates, 1)}, "html"
 
 
 def _rationale(workspace: Path, session_id: str) -> Path:

@@ -37,6 +37,8 @@ STATUSES: dict[str, str] = {
     "failed": "ran, failed",
     "rejected": "rejected (did not run)",
     "denied": "denied by a human (did not run)",
+    "cancelled": "cancelled (withdrawn, or stopped by its caller)",
+    "aborted": "aborted (stopped while running; outcome not known)",
     "unknown": "outcome unknown",
 }
 
@@ -59,15 +61,15 @@ class Mark:
 
 
 def dead_end(mark: Mark) -> bool:
-    """A revert the session went through with (one that was rejected or denied did not run)."""
-    return mark.act == "revert" and mark.status not in ("rejected", "denied")
+    """A revert that ran (one that was rejected, denied, cancelled or aborted undid nothing
+    known, and one without an outcome has not run yet)."""
+    return mark.act == "revert" and mark.status in ("ok", "failed")
 
 
 def status_of(view: CallView) -> str:
-    """ok / failed / rejected / denied / unknown."""
-    if view.status == "ran":
-        return "ok" if view.ok else "failed"
-    return view.status if view.status in STATUSES else "unknown"
+    """The call's fate (journal/view.py) as the timeline marks it: `ok` for one that ran."""
+    fate = view.fate
+    return "ok" if fate == "ran" else fate if fate in STATUSES else "unknown"
 
 
 def marks(session: Loaded) -> list[Mark]:
@@ -101,11 +103,12 @@ def lanes(found: list[Mark]) -> list[str]:
 
 
 def shape(session: Loaded) -> list[tuple[str, int]]:
-    """Calls per act, in vocabulary order (every act, even at 0); rejected calls are not counted."""
+    """Calls that ran, per act, in vocabulary order (every act, even at 0): a rejected, denied,
+    cancelled or aborted call did not run, and one without an outcome has not yet."""
     counts: dict[str, int] = dict.fromkeys(ACT_NAMES, 0)
-    for view in session.views:
-        if view.status != "rejected" and view.act:
-            counts[view.act] = counts.get(view.act, 0) + 1
+    for act, n in session.tally.ran.items():
+        if act:
+            counts[act] = counts.get(act, 0) + n
     return sorted(counts.items(), key=lambda item: act_order(item[0]))
 
 

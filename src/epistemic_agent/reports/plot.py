@@ -107,6 +107,8 @@ _STYLES: dict[str, tuple[str, float, bool]] = {
     "failed": ("X", 1.6, True),
     "rejected": ("o", 1.0, False),
     "denied": ("s", 1.0, False),
+    "cancelled": ("D", 0.9, False),
+    "aborted": ("D", 0.9, True),
     "unknown": ("?", 1.4, True),  # a glyph as a path: journal text is never parsed as math
 }
 

@@ -188,6 +188,10 @@ def glyph(status: str, x: float, y: float, r: float, fill: str) -> str:
     if status == "denied":
         half, side = 0.9 * r, 1.8 * r
         return el("rect", x=x - half, y=y - half, width=side, height=side, stroke=fill, **HOLLOW)
+    if status in ("cancelled", "aborted"):  # a diamond: hollow when withdrawn, filled when cut off
+        d = f"M{x:.1f},{y - r:.1f}L{x + r:.1f},{y:.1f}L{x:.1f},{y + r:.1f}L{x - r:.1f},{y:.1f}Z"
+        paint = {"fill": fill} if status == "aborted" else {"stroke": fill, **HOLLOW}
+        return el("path", d=d, **paint)
     if status == "unknown":
         return el("text", "?", x=x, y=y + 0.8 * r, fill=fill, font_size=2.4 * r, **BOLD_MIDDLE)
     return el("circle", cx=x, cy=y, r=r, stroke=fill, **HOLLOW)

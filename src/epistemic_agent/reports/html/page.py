@@ -159,9 +159,10 @@ def _shape(session: Loaded, tally: Counter[str]) -> str:
     )
     rules = Counter(str(v.rule) for v in session.views if v.status == "rejected")
     by_rule = ", ".join(f"<code>{esc(rule)}</code> {n}" for rule, n in rules.most_common())
+    said = session.tally.sentence()
     return (
-        f"<p>{len(session.views) - tally['rejected']} call(s) in the shape; {links}. Rejected "
-        "calls did not run and are not in the shape"
+        f"<p>{esc(said[:1].upper() + said[1:])}; {links}. The bars count the calls that ran: a "
+        "rejected, denied, cancelled or aborted call did not"
         + (f"; rejections by rule: {by_rule}.</p>" if rules else ".</p>")
         + shape_svg(shape(session))
     )
