@@ -157,9 +157,9 @@ def test_demo_journal_matches_the_script(demo: tuple[Any, Path]) -> None:
     assert acts.count("verify") == 1
     assert acts.count("test-hypothesis") == 3
     assert all(r["ok"] for r in records if r["kind"] == "outcome" and r["seq"] != 5)
-    assert records[-1]["kind"] == "stop"
-    assert records[-1]["reason"] == "finished"
-    assert "unplayed" not in records[-1]["message"]
+    assert [r["kind"] for r in records[-2:]] == ["stop", "closed"]
+    assert records[-2]["reason"] == "finished" and records[-1]["stop"] == "finished"
+    assert "unplayed" not in records[-2]["message"]
 
 
 def test_demo_journal_verifies(demo: tuple[Any, Path]) -> None:
