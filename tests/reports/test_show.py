@@ -123,6 +123,10 @@ def test_confinement_sentences_name_the_mechanism_and_what_enforcement_means() -
     assert old.mechanism is None and "does not say" in old.sentence
     from_header = sentences.confinement("bash", "change-state", True, {"ok": True}, header)
     assert from_header.source == "session" and from_header.mechanism == "bwrap"
+    assert "bwrap (the session's mechanism: the outcome names none)" in from_header.sentence
+    cancelled = {"ok": False, "cancelled": True, "outcome": "withdrawn; the call did not run"}
+    withdrawn = sentences.confinement("bash", "change-state", True, cancelled, header)
+    assert withdrawn.confined is None and "did not run" in withdrawn.sentence
     bare = sentences.confinement(
         "bash", "verify", False, {"enforcement": "none"}, {"mechanism": "none"}
     )

@@ -169,6 +169,8 @@ def confinement(
         return Confined(None, None, None, None, "It has no outcome: it never ran, or has not yet.")
     if outcome.get("denied") is True:
         return Confined(None, None, None, None, "It did not run: it was denied.")
+    if outcome.get("cancelled") is True and "returncode" not in outcome and tool == "bash":
+        return Confined(None, None, None, None, "It did not run: it was cancelled first.")
     recorded = outcome.get("confinement")
     mechanism = recorded if isinstance(recorded, str) else header.get("mechanism")
     source = "outcome" if isinstance(recorded, str) else ("session" if mechanism else None)
@@ -202,21 +204,26 @@ def confinement(
             "could write whatever its OS user can.",
         )
     enforcement = outcome.get("enforcement")
+    if source == "session":  # an outcome from before outcomes named it, or a recovered one
+        mechanism_said = f"{mechanism} (the session's mechanism: the outcome names none)"
+    else:
+        mechanism_said = mechanism
     if mutating is True:
         sentence = (
-            f"Confined by {mechanism} as a {act} act: it could write {writable}. The "
+            f"Confined by {mechanism_said} as a {act} act: it could write {writable}. The "
             "workspace was not read-only for it, since its act may change it (that is all the "
             "record's `enforcement: none` says)."
         )
         return Confined(mechanism, source, True, False, sentence + _not_held(header))
     if isinstance(enforcement, str) and enforcement != "none":
         sentence = (
-            f"Confined by {mechanism}: the workspace was read-only for it ({enforcement}), "
+            f"Confined by {mechanism_said}: the workspace was read-only for it "
+            f"({enforcement}), "
             f"and it could write {writable}."
         )
         return Confined(mechanism, source, True, True, sentence + _not_held(header))
     sentence = (
-        f"Confined by {mechanism}, but the record does not say the workspace was read-only "
+        f"Confined by {mechanism_said}, but the record does not say the workspace was read-only "
         f"for it (enforcement {enforcement or 'absent'})."
     )
     return Confined(mechanism, source, True, None, sentence + _not_held(header))

@@ -85,15 +85,14 @@ def declaration(record: Record) -> dict[str, Any]:
     """What the call declared: its reason, command and act as the record keeps them; for a
     rejected call, as it gave them (`given`: the gate refused them, so they were never
     accepted as a declaration)."""
-    given = record.get("given")
     if record.get("kind") != "rejected":
-        act = record.get("act")
         return {
             "rejected": False,
             "reason": record.get("reason"),
             "command": record.get("command"),
-            "act": act,
+            "act": record.get("act"),
         }
+    given = record.get("given")
     given = given if isinstance(given, dict) else {}
     command = given.get("command")
     if command is None and isinstance(given.get("path"), str):
