@@ -131,6 +131,10 @@ def test_confinement_sentences_name_the_mechanism_and_what_enforcement_means() -
         "bash", "verify", False, {"enforcement": "none"}, {"mechanism": "none"}
     )
     assert bare.confined is False and bare.sentence.startswith("Not confined")
+    unconfined = sentences.confinement(
+        "read_file", "collect-info", False, {}, {"mechanism": "none"}
+    )
+    assert unconfined.sentence.startswith("Not confined: the session had no confinement")
     tool = sentences.confinement("write_file", "change-state", True, {"ok": True}, header)
     assert tool.confined is False and "not confined (bwrap confines commands only)" in tool.sentence
 

@@ -211,8 +211,12 @@ def confinement(
     if mutating is True:
         sentence = (
             f"Confined by {mechanism_said} as a {act} act: it could write {writable}. The "
-            "workspace was not read-only for it, since its act may change it (that is all the "
-            "record's `enforcement: none` says)."
+            "workspace was not read-only for it, since its act may change it"
+            + (
+                " (that is all the record's `enforcement: none` says)."
+                if enforcement == "none"
+                else "."
+            )
         )
         return Confined(mechanism, source, True, False, sentence + _not_held(header))
     if isinstance(enforcement, str) and enforcement != "none":
@@ -236,6 +240,12 @@ def _file_tool(mechanism: str, source: str | None, act: str, writable: str) -> C
             f"write {writable}."
         )
         return Confined(mechanism, source, True, None, sentence)
+    if mechanism == "none":
+        sentence = (
+            "Not confined: the session had no confinement mechanism (none); the tool's own "
+            "checks of the path applied."
+        )
+        return Confined(mechanism, source, False, None, sentence)
     sentence = (
         f"Its file I/O ran in the session's own process, not confined ({mechanism} confines "
         "commands only); the tool's own checks of the path applied."
