@@ -5,6 +5,7 @@ the rendered Markdown as GitHub would (markdown-it-py with tables and strikethro
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,11 @@ def test_forged_sections_do_not_render(tmp_path: Path) -> None:
     ]
     assert not any(text.startswith("Nothing to report") for _, text in found["headings"])
     assert found["tables"] == ["act type", "rule"]  # the shape and the rejections, only
-    assert found["items"] == 0 and found["links"] == [] and found["images"] == []
+    assert found["items"] == 0 and found["images"] == []
+    # the one link is the report's own: the printf's stdout, in the evidence store
+    (link,) = found["links"]
+    assert re.fullmatch(r"\.epistemic/evidence/[0-9a-f]{2}/[0-9a-f]{64}", link), link
+    assert (ws / link).is_file()
     assert found["html"] == []
     head = verify_journal(ws / ".epistemic" / "journal.jsonl").head
     (footer,) = found["footers"]

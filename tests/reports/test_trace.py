@@ -20,6 +20,8 @@ from epistemic_agent.runtime.session import Session, Settings
 CHANGE = "The report asks for this edit; making it is the change itself, nothing more."
 CHECK = "Run the program to confirm the edits so far behave as the task asks of them."
 UNDO = "The notes edit was the wrong approach: take it back to where it started."
+#: What trace says of a call under a policy without rules (the demo's `preset:approve-none`).
+NO_RULES = "preset:approve-none: no rules, allowed by default"
 SECRET = "sk-" + "aB3xY7Qz9K" * 5  # an OpenAI-style key: the redactor knows the format
 APP = "def main():\n    x = 1\n    y = 2\n    print(x + y)\n\n\nmain()\n"
 PATCH = """--- a/app.py
@@ -351,6 +353,10 @@ def test_approval_signer_ticket_and_lint_checks(tmp_path: Path) -> None:
     change = trace_json(ws, "sneaky.txt")["sessions"][0]["files"][0]["changes"][0]
     assert change["approval"]["decision"] == "approved" and change["approval"]["by"] == "alice"
     assert change["ticket"] == "OPS-7" and change["policy"]["decision"] == "ask"
+    assert change["policy_in_force"] == "preset:approve-mutating"  # as the header names it
+    shown = epistemic("trace", "-C", str(ws), "sneaky.txt").stdout
+    assert "policy: preset:approve-mutating: ask (rule " in shown, shown
+    assert "none in force" not in shown
     assert not any(
         f["check"].startswith("trace/")
         for f in json.loads(epistemic("lint", str(ws), "--json").stdout)["findings"]
@@ -466,7 +472,7 @@ def test_the_demo_matrix_row_by_row(tmp_path: Path) -> None:
         undid = f" (undid {first_edit} in process_orders.py)" if acts[seq] == "revert" else ""
         assert row["act"] == acts[seq] + undid
         assert (row["session"], row["reason"], row["files"]) == (session, call["reason"], file)
-        assert (row["policy"], row["approver"], row["ticket"]) == ("no policy", "", "")
+        assert (row["policy"], row["approver"], row["ticket"]) == (NO_RULES, "", "")
         assert (row["verified by"], row["verify outcome"], row["status"]) == (
             str(verify),
             "passed",
@@ -496,7 +502,7 @@ def test_the_demo_matrix_row_by_row(tmp_path: Path) -> None:
         reason = row["reason"].replace("*", "\\*")
         assert line == (
             f"| {session} | {row['call']} | {row['act']} |  | {reason} | `{row['files']}` "
-            f"| {count} diff line(s) | no policy |  | {verify} | passed | verified |"
+            f"| {count} diff line(s) | {NO_RULES} |  | {verify} | passed | verified |"
         )
 
 

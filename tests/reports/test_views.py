@@ -127,6 +127,26 @@ def test_plot_png_of_the_demo(demo: Path, tmp_path: Path) -> None:
     assert 20_000 < out.stat().st_size < 300_000
 
 
+@pytest.mark.parametrize(("command", "suffix"), [("plot", ".svg"), ("html", ".html")])
+def test_the_render_time_is_said_apart_from_the_sessions_span(
+    demo: Path, tmp_path: Path, command: str, suffix: str
+) -> None:
+    """`0.31 s` after a call count reads as how long the session took: the line says when and
+    how fast the file was rendered, and the session's own start and span, each by name."""
+    out = tmp_path / f"demo{suffix}"
+    done = epistemic(command, str(demo), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    loaded = sessions.load(demo)
+    started, wall = loaded.header["started"], loaded.wall_time
+    said, rendered = done.stdout.strip().rsplit("; rendered at ", 1)
+    assert said == (
+        f"{out}: 18 call(s); the session started {started}, {wall:g} s from its first record to "
+        "its last"
+    )
+    when, took = rendered.split(" in ")
+    assert when.endswith("Z") and when > started and took.endswith(" s")
+
+
 def test_plot_svg_shows_the_acts_the_session_has(demo: Path, api: Path, tmp_path: Path) -> None:
     texts = {}
     for name, workspace in (("demo", demo), ("api", api)):

@@ -30,9 +30,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "show",
         help="one call in full: reason, command, checks, approval, output, diff",
-        description="Show call SEQ of a session as recorded: the reason, the command, the act "
-        "and its checks and flags, the policy's decision and approver, the whole stdout and "
-        "stderr kept as evidence, and the diff of every file it changed. Exit 0 when shown; 1 "
+        description="Show call SEQ of a session as recorded: the reason, the command and the "
+        "act (for a rejected call, as it gave them), the static check, the policy's decision "
+        "and approver, the outcome, what it changed and how it was confined, in sentences; "
+        "its flags, the whole stdout and stderr kept as evidence, and the diff of every file "
+        "it changed. With --output, only its stdout and stderr. Exit 0 when shown; 1 "
         "when some evidence cannot be shown (missing or changed blob) or the journal was "
         "tampered with (announced); 2 for an unknown SEQ, no journal or a malformed option.",
     )
@@ -40,6 +42,12 @@ def register(sub: Any) -> None:
     workspace_option(p)
     session_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--output",
+        action="store_true",
+        help="print only the call's whole stdout and stderr, from the evidence (control "
+        "characters but tabs shown as escapes)",
+    )
     p.set_defaults(handler=_cmd_show)
 
 
@@ -76,7 +84,7 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
 
 def _cmd_show(args: argparse.Namespace) -> int:
     from ..journal.sessions import ReadError, load
-    from ..reports.show import gather, lines
+    from ..reports.show import gather, lines, output_only
 
     try:
         seq = int(args.seq)
@@ -94,6 +102,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     shown = gather(loaded, seq)
     if args.json:
         print(json.dumps(shown, ensure_ascii=False, indent=1))
+    elif args.output:
+        print("\n".join(output_only(shown)))
     else:
         print("\n".join(lines(shown)))
     for problem in shown["problems"]:

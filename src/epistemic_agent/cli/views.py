@@ -117,7 +117,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     started = time.monotonic()
     plot_session(session, out, over_time=args.time)
     report_notes(session)
-    print(f"{out}: {len(session.views)} call(s), {time.monotonic() - started:.2f} s")
+    print(written(out, session, time.monotonic() - started))
     return 0
 
 
@@ -129,5 +129,22 @@ def _cmd_html(args: argparse.Namespace) -> int:
     started = time.monotonic()
     out.write_text(render_html(session), encoding="utf-8")
     report_notes(session)
-    print(f"{out}: {len(session.views)} call(s), {time.monotonic() - started:.2f} s")
+    print(written(out, session, time.monotonic() - started))
     return 0
+
+
+def written(out: Path, session: Loaded, took: float) -> str:
+    """What was written, and when: the session's span (its start, and the time from its first
+    record to its last) kept apart from when and how fast this file was rendered."""
+    from ..core.clock import now
+    from ..core.safetext import one_line
+
+    started = session.header.get("started")
+    span = [f"started {one_line(str(started))}"] if isinstance(started, str) else []
+    if session.wall_time is not None:
+        span.append(f"{session.wall_time:g} s from its first record to its last")
+    said = f"the session {', '.join(span)}" if span else "the session's span is not recorded"
+    return (
+        f"{one_line(str(out))}: {len(session.views)} call(s); {said}; "
+        f"rendered at {now()} in {took:.2f} s"
+    )

@@ -111,6 +111,7 @@ class CallView:
     approval: dict[str, Any] | None = None  # decision, by, channel, rule, comment, t
     asked: bool = False  # the policy asked a human about it
     interrupted: bool = False  # its outcome says it was stopped before it finished
+    output: dict[str, dict[str, Any]] | None = None  # its stdout and stderr evidence refs
 
     @property
     def fate(self) -> str:
@@ -162,6 +163,7 @@ class CallView:
             "asked": self.asked,
             "interrupted": self.interrupted,
             "fate": self.fate,
+            "output": self.output,
         }
 
     @classmethod
@@ -191,9 +193,14 @@ class CallView:
         observed = record.get("observed")
         self.observed = observed if isinstance(observed, dict) else None
         self.interrupted = record.get("interrupted") is True
+        evidence = record.get("evidence")
+        refs = evidence if isinstance(evidence, dict) else {}
+        output = {k: refs[k] for k in ("stdout", "stderr") if isinstance(refs.get(k), dict)}
+        self.output = output or None
 
 
 _VIEW_FIELDS = (
+    "output",
     "interrupted",
     "approval",
     "asked",

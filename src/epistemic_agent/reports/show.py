@@ -1,18 +1,20 @@
 """`epistemic show SEQ`: one call in full, like `git show`: its declaration (reason, command,
-act, static checks), the policy's decision and who approved it, its outcome and flags, its
-whole stdout and stderr from the evidence, and the diff of every file it changed.
+act; for a rejected call, what it gave), the static check, the policy's decision and who
+approved it, its outcome, what it changed and how it was confined, in sentences
+(reports/sentences.py); its flags, its whole stdout and stderr from the evidence, and the diff
+of every file it changed. `--output` prints only its output.
 
 Everything comes from the journal and the blobs its records name; a blob is shown only when
 it matches its hash, and what cannot be shown is said (`problems`)."""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from ..journal.blobs import read_blob
 from ..journal.log import Record
+from . import sentences
 from .rationale.words import before_calls
 
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 
 #: Evidence shown as text, in this order (others are listed by name and hash).
 SHOWN = ("stdout", "stderr", "content", "diff")
+OUTPUT = ("stdout", "stderr", "content")  # what `--output` prints (content: what read_file read)
 _OWN = frozenset({"call", "rejected", "outcome", "approval"})  # shown in their own fields
 
 
@@ -50,6 +53,14 @@ def gather(loaded: Loaded, seq: int) -> dict[str, Any]:
             shown[name] = {"ref": ref, "text": blob.text, "truncated": blob.truncated}
     view = next((v for v in loaded.views if v.seq == seq), None)
     integrity = loaded.integrity.to_json() if loaded.integrity is not None else None
+    confined = sentences.confinement(
+        declared[0].get("tool"),
+        declared[0].get("act"),
+        view.mutating if view is not None else declared[0].get("mutating"),
+        outcome,
+        _confinement_at(loaded.records, declared[0]),
+        rejected=declared[0].get("kind") == "rejected",
+    )
     return {
         "seq": seq,
         "session": loaded.header.get("session"),
@@ -63,7 +74,58 @@ def gather(loaded: Loaded, seq: int) -> dict[str, Any]:
         "preceded_by": preceding_text(loaded.records, seq),
         "evidence": shown,
         "problems": problems,
+        "declaration": declaration(declared[0]),
+        "confinement": confined.to_json(),
+        "said": said(declared[0], outcome, sentences.policy_in_force(loaded.records, declared[0]))
+        | {"confinement": confined.sentence},
     }
+
+
+def declaration(record: Record) -> dict[str, Any]:
+    """What the call declared: its reason, command and act as the record keeps them; for a
+    rejected call, as it gave them (`given`: the gate refused them, so they were never
+    accepted as a declaration)."""
+    if record.get("kind") != "rejected":
+        return {
+            "rejected": False,
+            "reason": record.get("reason"),
+            "command": record.get("command"),
+            "act": record.get("act"),
+        }
+    given = record.get("given")
+    given = given if isinstance(given, dict) else {}
+    command = given.get("command")
+    if command is None and isinstance(given.get("path"), str):
+        command = f"{record.get('tool')} {given['path']}"
+    act = given.get("type", record.get("act"))
+    return {"rejected": True, "reason": given.get("reason"), "command": command, "act": act}
+
+
+def said(declared: Record, outcome: Record | None, policy: str | None) -> dict[str, str | None]:
+    """The call's static check, the policy's decision and what it changed, in sentences."""
+    effect, seen = declared.get("effect"), (outcome or {}).get("observed")
+    decision = declared.get("policy")
+    return {
+        "static_check": sentences.static_check(effect) if isinstance(effect, dict) else None,
+        "policy": sentences.policy_decision(decision, policy)
+        if declared.get("kind") == "call" or isinstance(decision, dict)
+        else None,
+        "observed": sentences.observed(seen) if isinstance(seen, dict) else None,
+    }
+
+
+def _confinement_at(records: list[Record], declared: Record) -> object:
+    """The session's confinement when the call was declared: the header's, or a later
+    `confinement` record's (a process that continued the session under another)."""
+    found: object = None
+    for record in records:
+        if record is declared:
+            break
+        if record.get("kind") == "session":
+            found = record.get("confinement")
+        elif record.get("kind") == "confinement":
+            found = record
+    return found
 
 
 def preceding_text(records: list[Record], seq: int) -> list[str]:
@@ -93,12 +155,31 @@ def lines(shown: dict[str, Any]) -> list[str]:
     out += [_plain(f"declared {declared.get('t')} · tool {declared.get('tool')}"), ""]
     for words in shown["preceded_by"]:
         out += ["The model said:", *_block(words), ""]
-    out += ["Why:", *_block(str(declared.get("reason", ""))), ""]
-    if declared.get("command"):
-        out += ["Command:", *_block(str(declared["command"])), ""]
+    given = shown.get("declaration") or declaration(declared)
+    rejected = " (as given; the gate rejected this declaration)" if given["rejected"] else ""
+    if given["rejected"] and given.get("act") is not None:
+        out += [_plain(f"Act given: {given['act']}"), ""]
+    reason = given.get("reason")
+    if isinstance(reason, str) and reason.strip():
+        out += [f"Why{rejected}:", *_block(reason), ""]
+    else:
+        out += [f"Why{rejected}: (no reason given)", ""]
+    if given.get("command") is not None:
+        out += [f"Command{rejected}:", *_block(str(given["command"])), ""]
     out += _reviews(shown["others"])
-    out += _facts(declared, shown["approvals"], outcome)
-    for name in (*SHOWN, *sorted(set(shown["evidence"]) - set(SHOWN))):
+    out += _facts(declared, shown["approvals"], outcome, shown.get("said") or {})
+    out += output_lines(shown)
+    if not outcome and declared.get("kind") == "call":
+        out.append("No outcome was recorded (still running, or the session was killed).")
+    return out
+
+
+def output_lines(shown: dict[str, Any], names: tuple[str, ...] | None = None) -> list[str]:
+    """The evidence as text, each piece under a rule naming it and its size (`names`: only
+    those, in that order; else every piece, SHOWN first)."""
+    out: list[str] = []
+    order = names or (*SHOWN, *sorted(set(shown["evidence"]) - set(SHOWN)))
+    for name in order:
         item = shown["evidence"].get(name)
         if item is None:
             continue
@@ -111,9 +192,20 @@ def lines(shown: dict[str, Any]) -> list[str]:
             else [_plain(f"    (cannot be shown: {item['problem']})")]
         )
         out.append("")
-    if not outcome and declared.get("kind") == "call":
-        out.append("No outcome was recorded (still running, or the session was killed).")
     return out
+
+
+def output_only(shown: dict[str, Any]) -> list[str]:
+    """`show --output`: the call's stdout and stderr (a read_file's content), whole as the
+    evidence keeps them."""
+    out = output_lines(shown, OUTPUT)
+    if out:
+        return out
+    if shown["declared"].get("kind") == "rejected":
+        return [_plain(f"call {shown['seq']} was rejected: it never ran, so it has no output")]
+    if shown["outcome"] is None:
+        return [_plain(f"call {shown['seq']} has no outcome, so no output was recorded")]
+    return [_plain(f"call {shown['seq']} printed nothing (its outcome names no stdout or stderr)")]
 
 
 def _reviews(others: list[Record]) -> list[str]:
@@ -129,14 +221,14 @@ def _reviews(others: list[Record]) -> list[str]:
     return [*out, ""] if out else out
 
 
-def _facts(declared: Record, approvals: list[Record], outcome: Record) -> list[str]:
+def _facts(
+    declared: Record, approvals: list[Record], outcome: Record, said: dict[str, Any]
+) -> list[str]:
     out: list[str] = []
-    effect = declared.get("effect")
-    if isinstance(effect, dict):
-        out.append(_plain(f"Static check: {_compact(effect)}"))
-    policy = declared.get("policy")
-    if isinstance(policy, dict):
-        out.append(_plain(f"Policy: {_compact(policy)}"))
+    if said.get("static_check"):
+        out.append(_plain(f"Static check: {said['static_check']}"))
+    if said.get("policy"):
+        out.append(_plain(f"Policy: {said['policy']}"))
     if declared.get("kind") == "rejected":
         out.append(_plain(f"Rejected ({declared.get('rule')}): {declared.get('message')}"))
     for record in approvals:
@@ -150,19 +242,29 @@ def _facts(declared: Record, approvals: list[Record], outcome: Record) -> list[s
             )
         )
     if outcome:
-        rest = {k: outcome.get(k) for k in ("ok", "returncode", "duration", "enforcement")}
-        out.append(_plain(f"Outcome: {outcome.get('outcome')} ({_compact(rest)})"))
-        if isinstance(outcome.get("observed"), dict):
-            out.append(_plain(f"Observed: {_compact(outcome['observed'])}"))
+        out.append(_plain(f"Outcome: {outcome.get('outcome')} ({_how_it_ended(outcome)})"))
+        if said.get("observed"):
+            out.append(_plain(f"Observed: {said['observed']}"))
+        if said.get("confinement"):
+            out.append(_plain(f"Confinement: {said['confinement']}"))
         for flag in outcome.get("flags") or []:
             if isinstance(flag, dict):
                 out.append(_plain(f"Flag {flag.get('flag')}: {flag.get('message')}"))
     return [*out, ""] if out else out
 
 
-def _compact(value: dict[str, Any]) -> str:
-
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+def _how_it_ended(outcome: Record) -> str:
+    """`ok, exit status 0, 0.27 s` from the outcome's fields."""
+    parts = ["ok" if outcome.get("ok") is True else "not ok"]
+    code = outcome.get("returncode")
+    if type(code) is int:
+        parts.append(f"exit status {code}")
+    elif outcome.get("timed_out") is True:
+        parts.append("timed out")
+    took = outcome.get("duration")
+    if isinstance(took, int | float) and not isinstance(took, bool):
+        parts.append(f"{took:.2f} s")
+    return ", ".join(parts)
 
 
 def _plain(text: str) -> str:

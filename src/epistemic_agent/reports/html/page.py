@@ -19,6 +19,7 @@ from ...journal.records import seq_of
 from ...journal.summary import summary
 from ..marks import NO_ACT, STATUSES, counts, dead_end, lanes, marks, shape, status_of, title
 from ..rationale import diffs as call_diff
+from ..rationale import output as call_output
 from ..rationale import words as model_words
 from . import beliefs as html_beliefs
 from .assets import CSP, CSS, JS, act_css, filters_form, shape_svg, timeline_svg
@@ -188,11 +189,13 @@ def _entries(session: Loaded) -> list[str]:
     diffs = {r.get("seq"): call_diff.diff_ref(r) for r in session.of_kind("outcome")}
     evidence, folder = session.journal.parent / "evidence", session.journal.parent.name
     name = folder if is_session_id(folder) else None
+    workspace = session.workspace
     return [
         _entry(
             view,
             words_html(said.get(view.seq, [])),
-            diff_html_for(view, diffs.get(view.seq), evidence, name),
+            call_output.html(view, evidence, workspace, name)
+            + diff_html_for(view, diffs.get(view.seq), evidence, name),
         )
         for view in session.views
     ]

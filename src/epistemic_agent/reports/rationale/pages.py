@@ -11,11 +11,13 @@ from ...core.fsutil import atomic_write
 from ...journal.log import Position, follow
 from ...journal.records import CallView, seq_of, view_of
 from . import diffs as call_diff
+from . import output as call_output
 from . import render
 from . import words as model_words
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from pathlib import Path
 
     from ...core.layout import Layout
 
@@ -41,13 +43,23 @@ class Pages:
         """A page of the session's as a link from RATIONALE.md."""
         return self.layout.relative(self.layout.pages / name)
 
-    def entry(self, view: CallView, said: dict[int, list[str]], diffs: dict[int, object]) -> str:
-        """A narrative entry with the model's words before it and the call's diff."""
+    def entry(
+        self,
+        view: CallView,
+        said: dict[int, list[str]],
+        diffs: dict[int, object],
+        base: Path | None = None,
+    ) -> str:
+        """A narrative entry with the model's words before it, where its whole output is, and
+        the call's diff; `base`: the folder of the file it goes in (links are relative to it;
+        by default the workspace, where RATIONALE.md is)."""
         ref, session = diffs.get(view.seq), self.layout.session_folder_id
+        evidence = self.layout.evidence
+        output = call_output.markdown(view, evidence, base or self.layout.workspace, session)
         return render.entry(
             view,
             model_words.markdown(said.get(view.seq) or []),
-            call_diff.markdown_for(view, ref, self.layout.evidence, session),
+            output + call_diff.markdown_for(view, ref, evidence, session),
         )
 
     def write(
@@ -58,7 +70,8 @@ class Pages:
         diffs: dict[int, object],
     ) -> None:
         first, last = self.range(page)
-        entries = (self.entry(v, said, diffs) for v in sorted(views, key=_seq))
+        folder = (self.layout.workspace / self.link(page)).parent
+        entries = (self.entry(v, said, diffs, folder) for v in sorted(views, key=_seq))
         text = render.page(first, last, entries)
         atomic_write(self.layout.workspace / self.link(page), encode(text))
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..rationale import mdsafe
 from .model import Trace
-from .view import undid
+from .view import policy_words, undid
 
 if TYPE_CHECKING:
     from typing import Any
@@ -56,7 +56,7 @@ def rows(traces: list[Trace]) -> list[dict[str, Any]]:
                     "reason": call["reason"],
                     "files": [c.path for c in changes],
                     "hunks": [c.hunk or f"({c.missing or 'no diff kept'})" for c in changes],
-                    "policy": _policy(call["policy"]),
+                    "policy": policy_words(call),
                     "approver": approval.get("signer") or approval.get("by"),
                     "approval": approval.get("decision"),
                     "verified_by": verifying,
@@ -66,12 +66,6 @@ def rows(traces: list[Trace]) -> list[dict[str, Any]]:
                 }
             )
     return found
-
-
-def _policy(policy: dict[str, Any] | None) -> str:
-    if policy is None:
-        return "no policy"
-    return f"{policy.get('decision')} ({policy.get('rule') or 'default'})"
 
 
 def _outcome(after: list[dict[str, Any]], verifying: list[int]) -> str:

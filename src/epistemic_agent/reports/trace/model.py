@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ...core.structs import field, struct
 from ...journal.records import seq_of
+from ..sentences import policy_source
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -86,6 +87,7 @@ def build(loaded: Loaded, evidence: bool = True) -> Trace:
     declared = {seq: r for r in loaded.of_kind("call") if (seq := seq_of(r)) is not None}
     store = Blobs(loaded.journal.parent / "evidence") if evidence else None
     header_ticket = loaded.header.get("ticket")
+    in_force = policies_in_force(loaded.records)
     trace = Trace(loaded, {}, [], [])
     for view in loaded.views:
         if view.status not in ("ran", "cancelled"):
@@ -95,6 +97,7 @@ def build(loaded: Loaded, evidence: bool = True) -> Trace:
         facts["ticket"] = facts["ticket"] or (
             header_ticket if isinstance(header_ticket, str) else None
         )
+        facts["policy_in_force"] = in_force.get(view.seq)
         trace.calls[view.seq] = facts
         if view.act == "verify":
             trace.verifies.append(facts)
@@ -102,6 +105,21 @@ def build(loaded: Loaded, evidence: bool = True) -> Trace:
     for change in trace.changes:
         change.verified_by = [v["seq"] for v in trace.verifies_after(change.seq) if v["ok"]]
     return trace
+
+
+def policies_in_force(records: list[Record]) -> dict[int, str | None]:
+    """The policy in force as each call was declared, named as the session header (or a later
+    `policy` record) records it: a file's path or `preset:NAME`; None when none is recorded."""
+    source: str | None = None
+    found: dict[int, str | None] = {}
+    for record in records:
+        kind = record.get("kind")
+        if kind in ("session", "policy"):
+            named = policy_source(record.get("policy") if kind == "session" else record)
+            source = named or source
+        elif kind in ("call", "rejected") and (seq := seq_of(record)) is not None:
+            found.setdefault(seq, source)
+    return found
 
 
 def call_facts(view: CallView, declared: Record, approval: Record | None) -> dict[str, Any]:

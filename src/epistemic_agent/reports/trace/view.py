@@ -61,6 +61,7 @@ def change_json(
     found = {
         **{k: call[k] for k in ("seq", "act", "tool", "reason", "command", "ok", "t")},
         "policy": call["policy"],
+        "policy_in_force": call.get("policy_in_force"),
         "approval": call["approval"],
         "ticket": call["ticket"],
         "path": change.path,
@@ -188,14 +189,22 @@ def render_line(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def policy_words(call: dict[str, Any]) -> str:
+    """The policy in force named as the session header records it (`preset:approve-none`, a
+    file's path), and its decision on the call: `preset:approve-none: no rules, allowed by
+    default`, `/ws/epistemic.toml: ask (rule mutating)`; `none recorded` without a policy."""
+    policy, source = call["policy"], call.get("policy_in_force")
+    if policy:
+        decided = f"{policy['decision']} (rule {policy['rule'] or 'default'})"
+        return f"{source}: {decided}" if source else decided
+    if source:
+        return f"{source}: no rules, allowed by default"
+    return "none recorded"
+
+
 def _decision(change: dict[str, Any]) -> str:
-    policy = change["policy"]
     approval = change["approval"]
-    text = (
-        f"policy: {policy['decision']} (rule {policy['rule'] or 'default'})"
-        if policy
-        else "policy: none in force"
-    )
+    text = f"policy: {visible(policy_words(change))}"
     if approval:
         who = approval.get("signer") or approval.get("by") or "nobody"
         signed = ", signed" if approval.get("signer") else ""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from ...core.outcome_line import outcome_line
 from ...journal.spend import dollars
 from ..events import printable
 
@@ -72,7 +73,8 @@ def start_lines(record: Record, width: int) -> list[Text]:
 
 def finish_line(result: CallResult, width: int) -> Text:
     """How a declared call ended: ✓ or ✗, its duration, and for a failure the line of its
-    output that says why (the last meaningful one: the exception, the assertion)."""
+    output that says why (core/outcome_line.py: the runner's summary and the exception or
+    assertion, the same line the outcome record keeps, here uncut)."""
     took = f"{result.duration:.2f} s"
     if result.status == "ran" and result.ok:
         line = Text(f"{INDENT}✓ {took}", style="green")
@@ -85,7 +87,7 @@ def finish_line(result: CallResult, width: int) -> Text:
             line.append(" · timed out")
         elif result.returncode is not None:
             line.append(f" · exit {result.returncode}")
-        why = meaningful(result.stderr) or meaningful(result.stdout) or result.outcome
+        why = outcome_line(result.stdout, result.stderr, failed=True) or result.outcome
         if why:
             line.append(f" · {visible_line(why)}")
     for flag in result.flags:
@@ -101,15 +103,6 @@ def rejection_lines(result: CallResult, command: str, width: int) -> list[Text]:
     why = f"{result.rule}: {result.message}" if result.rule else str(result.message or "")
     lines.append(Text(INDENT + visible_line(why), style="red"))
     return _cut(lines, width)
-
-
-def meaningful(text: str) -> str:
-    """The last line that says something: not blank, not only rule or caret characters."""
-    for line in reversed(text.splitlines()):
-        stripped = line.strip()
-        if stripped and stripped.strip("^~=-_*|+ ") != "":
-            return stripped
-    return ""
 
 
 def answer_line(stop: Stop, answer: AnswerTotals, elapsed: float, width: int) -> Text:
