@@ -76,7 +76,7 @@ def declare_without_outcome(session: Session, command: str) -> int:
     with session.journal.locked():
         seq = session.journal.position.last_seq + 1
         session.journal.append(call_record(seq, verdict, None), durable=True)
-        session._publish()
+        session._recorder.publish()
     return seq
 
 
@@ -371,7 +371,7 @@ def test_late_outcome_rewrites_a_finished_page(ws: Path) -> None:
             slow.journal.append(
                 outcome_record(seq, True, "rc=0 — late", 1.0, {}, returncode=0), durable=False
             )
-            slow._publish()
+            slow._recorder.publish()
         assert entry_titles(page.read_text())[-1] == "100. `verify` · ok"
         assert "**Outcome:** rc=0 — late\n" in page.read_text()
         assert entry_seqs(rationale(ws)) == [101]

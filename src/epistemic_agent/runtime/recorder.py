@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..journal.state import SessionState
+from ..journal.writer import JournalWriter
+from ..reports.rationale.report import Report
+
 if TYPE_CHECKING:
     from ..core.layout import Layout
-    from ..journal.log import Record
-    from ..journal.state import SessionState
-    from ..journal.writer import JournalWriter
-    from ..reports.rationale.report import Report
+    from ..journal.log import Position, Record
     from .guard import Guard
 
 
@@ -19,20 +20,19 @@ class Recorder:
     """The journal, the session's state and report folded from it, and the guard that scrubs
     what is recorded."""
 
-    def __init__(
-        self,
-        journal: JournalWriter,
-        state: SessionState,
-        report: Report,
-        layout: Layout,
-        guard: Guard,
-    ):
-        self.journal = journal
-        self.state = state
-        self.report = report
+    def __init__(self, layout: Layout, guard: Guard):
+        self.state = SessionState.of(str(layout.workspace))
+        self.report = Report(layout, state=self.state)
+        self.journal = JournalWriter(layout.journal, self.fold, layout.head)
         self.layout = layout
         self.guard = guard
         self.last_outcome: object = None  # the seq of the last outcome recorded
+
+    def fold(self, record: Record, before: Position) -> None:
+        """Each record the journal takes: the session's state first (the gate, the policy and
+        the checks read it), then the report that renders it."""
+        self.state.fold(record)
+        self.report.fold(record, before)
 
     @property
     def session_id(self) -> str:

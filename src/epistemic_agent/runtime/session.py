@@ -23,11 +23,9 @@ from ..execute.shell import Execution
 from ..gate.check import GateConfig
 from ..journal.catalog import choosing, for_writing
 from ..journal.evidence import EvidenceStore
-from ..journal.log import Position, Record
+from ..journal.log import Record
 from ..journal.state import SessionState
-from ..journal.writer import JournalWriter
 from ..policy.rules import PolicyError
-from ..reports.rationale.report import Report
 from . import continuing, provenance
 from .alerting import Alerting
 from .file_step import FileStep
@@ -50,7 +48,9 @@ if TYPE_CHECKING:
     from ..execute.sandbox.confinement import Confinement
     from ..execute.sandbox.platform import Platform
     from ..gate.check import Rejected
+    from ..journal.writer import JournalWriter
     from ..policy.rules import Decision, Policy
+    from ..reports.rationale.report import Report
     from .approval import Approver
     from .review_step import Reviewed
     from .supervisor import Supervisor
@@ -227,18 +227,10 @@ class Session:
         ticket = self.header.get("ticket")
         self.ticket = ticket if isinstance(ticket, str) and ticket else None  # --ticket
         self.guard = self._make_guard(policy)
-        self.state = SessionState.of(str(layout.workspace))
-        self.report = Report(layout, state=self.state)
-        self.journal = JournalWriter(layout.journal, self._fold, layout.head)
-        self._recorder = Recorder(self.journal, self.state, self.report, layout, self.guard)
+        self._recorder = recorder = Recorder(layout, self.guard)
+        self.state, self.report, self.journal = recorder.state, recorder.report, recorder.journal
         self.evidence = EvidenceStore(layout.evidence, settings.evidence_cap)
         self.effects = EffectCache(layout.effects_cache, self._no_secret)
-
-    def _fold(self, record: Record, before: Position) -> None:
-        """Each record the journal takes: the session's state first (the gate, the policy and
-        the checks read it), then the report that renders it."""
-        self.state.fold(record)
-        self.report.fold(record, before)
 
     def _make_guard(self, policy: Policy, signers: dict[str, str] | None = None) -> Guard:
         """The guard of `policy`; `signers`: the allowed_signers copies a session recorded."""
@@ -403,7 +395,3 @@ class Session:
         if redacted:
             scrubbed["redacted"] = redacted
         recorder.record({"kind": kind, "t": now(), **scrubbed})
-
-    def _publish(self) -> None:
-        """Re-render the report and move the head anchor (caller holds the journal lock)."""
-        self._recorder.publish()
