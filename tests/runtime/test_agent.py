@@ -1216,6 +1216,45 @@ def test_ctrl_c_during_a_journal_append_keeps_the_chain(
     assert len(of_kind(journal(ws), "interrupt")) == 1
 
 
+def test_a_signal_during_the_fsync_of_a_call_record_still_closes_the_call(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM or SIGHUP (`run` raises SystemExit on them) or a second Ctrl-C can land while
+    the call record, already written, is being synced: the call is in the journal, so it must
+    get its outcome (interrupted), not be left without one."""
+    from epistemic_agent.journal import writer as journal_writer
+    from epistemic_agent.journal.writer import JournalWriter
+
+    script = write_script(tmp_path, [calls(bash("true")), final()])
+    real_write, real_fsync = JournalWriter._write, journal_writer.os.fsync
+    state = {"call": False, "fired": False}
+
+    def write(self: JournalWriter, data: bytes) -> None:
+        real_write(self, data)
+        state["call"] = b'"kind":"call"' in data
+
+    def fsync(fd: int) -> None:
+        if state["call"] and not state["fired"]:
+            state["fired"] = True
+            raise SystemExit(143)  # as `run`'s handler does, the signal landing in the fsync
+        real_fsync(fd)
+
+    with Session(ws) as session:
+        agent = Agent(session, ReplayProvider(script))
+        monkeypatch.setattr(JournalWriter, "_write", write)
+        monkeypatch.setattr(journal_writer.os, "fsync", fsync)
+        with pytest.raises(SystemExit):
+            agent.run(TASK)
+        monkeypatch.undo()
+    assert state["fired"]
+    records = journal(ws)
+    (call,) = of_kind(records, "call")
+    (outcome,) = of_kind(records, "outcome")
+    assert outcome["seq"] == call["seq"] and outcome["interrupted"] is True
+    layout = ws / ".epistemic"
+    assert verify_journal(layout / "journal.jsonl", layout / "head.json").status == "intact"
+
+
 # -- the record is off limits ----------------------------------------------------------------
 
 

@@ -120,12 +120,15 @@ class JournalWriter:
         full.update((k, v) for k, v in record.items() if k not in CHAIN_FIELDS)
         body = encode(full)
         self._write(before + body + b"\n")
+        # the line is in the file: follow it at once, before the fsync, which a signal may
+        # interrupt (its handler raising); the caller must then find the record it wrote
+        self._advance(body, full)
         if durable:
+            self._unsynced = True
             os.fsync(self._fd)
             self._unsynced = False
         else:
             self._unsynced = True
-        self._advance(body, full)
         return full
 
     def _advance(self, body: bytes, record: Record) -> None:
