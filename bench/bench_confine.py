@@ -69,7 +69,7 @@ def spawner(
     part costs: the tripwire, or the act's own PID namespace (its warden then watches the
     command's group instead)."""
     record = ws / ".epistemic"
-    guarded = (ws / "RATIONALE.md", record / "RATIONALE.md.previous")
+    guarded = (ws / "RATIONALE.md",)
     confinement = Confinement(platform, ws, scratch, record, guarded)
     capture = (scratch / "out", scratch / "err")
 
@@ -156,8 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         ws, scratch = root / "ws", root / "scratch"
         for path in (ws / ".epistemic", scratch):
             path.mkdir(parents=True)
-        for name in ("RATIONALE.md", ".epistemic/RATIONALE.md.previous"):
-            (ws / name).write_text("report\n")
+        (ws / "RATIONALE.md").write_text("report\n")
         cases: dict[str, Callable[[], None]] = {"bash -c true (subprocess.run)": bare}
         for name, platform in mechanisms(found).items():
             for act in ("collect-info", "change-state"):

@@ -303,3 +303,48 @@ def test_piped_input_takes_messages_and_slash_commands_one_line_each(
     assert "journal head" not in out
     assert users(ws) == ["first", "second"]
     assert not (tmp_path / "state").exists()  # no history for piped input
+
+
+def test_two_ctrl_c_abort_a_command_keep_what_it_printed_and_the_answer_counts_it(
+    ws: Path, tmp_path: Path
+) -> None:
+    """A command prints 15 lines, then sleeps; the person presses Ctrl-C twice. The command
+    is stopped, its 15 lines are kept as its outcome's evidence, the call ends with its own
+    row and the answer's line counts it as aborted; `log`, `show` and `stats` agree."""
+    printing = "for i in $(seq 1 15); do echo line $i; done; sleep 8; echo never"
+    term = repl(ws, tmp_path, [{"calls": [bash(printing)]}, *answers(1)], columns=200)
+    term.send("go" + ENTER)
+    term.wait_screen("running")
+    captured = ws / ".epistemic"
+    term.wait_for(
+        lambda: any(p.read_bytes().count(b"\n") == 15 for p in captured.rglob("tmp/*.out")),
+        what="the 15 lines in the capture file",
+    )
+    term.send(CTRL_C)
+    term.wait_screen("Ctrl-C again aborts it")
+    term.send(CTRL_C)
+    term.wait_screen("stopped: interrupted")
+    at_prompt(term)
+    screen = "\n".join(term.display())
+    assert "✗ aborted · #1 was interrupted before it finished" in screen, screen
+    assert "no calls" not in screen and "1 call #1" in screen and "1 aborted" in screen, screen
+    term.send(CTRL_D)
+    assert term.close() == 130  # as its last answer ended: interrupted
+
+    (outcome,) = records(ws, "outcome")
+    assert outcome["interrupted"] is True and outcome["ok"] is False
+    printed = "".join(f"line {i}\n" for i in range(1, 16)).encode()
+    stdout = outcome["evidence"]["stdout"]
+    assert (stdout["bytes"], stdout["kept"]) == (len(printed), len(printed))
+    (blob,) = captured.rglob(f"evidence/{stdout['sha256'][:2]}/{stdout['sha256']}")
+    assert blob.read_bytes() == printed
+
+    def read(*args: str) -> Any:
+        done = subprocess.run([EPISTEMIC, *args, "--json", "-C", str(ws)],
+                              capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+        return json.loads(done.stdout)
+
+    (logged,) = read("log")
+    (session,) = read("stats")["sessions"]
+    assert logged["fate"] == read("show", "1")["view"]["fate"] == "aborted"
+    assert {fate: n for fate, n in session["fates"].items() if n} == {"aborted": 1}

@@ -119,8 +119,6 @@ REWRITTEN = (
     "journal.jsonl",
     "head.json",
     "RATIONALE.md",
-    "RATIONALE.md.previous",
-    "RATIONALE.md.older",
 )
 TURNED = ("tmp", "report")  # capture files, and the pages and checkpoint a page turn rewrites
 
@@ -163,8 +161,7 @@ def assert_intact(box: Box, before: Snapshot, what: str) -> None:
     assert data.startswith(before.journal), f"{what}: the journal's past changed"
     new = data[len(before.journal) :]
     assert MARK not in new and not any(foreign(line) for line in new.splitlines()), what
-    names = ("RATIONALE.md", ".epistemic/RATIONALE.md.previous", ".epistemic/RATIONALE.md.older")
-    for name in (*names, ".epistemic/head.json"):
+    for name in ("RATIONALE.md", ".epistemic/head.json"):
         path = box.ws / name
         assert path.is_file() and not path.is_symlink(), f"{what}: replaced {name}"
         assert path.stat().st_nlink == 1 and MARK not in path.read_bytes(), f"{what}: {name}"
@@ -231,8 +228,6 @@ TARGETS = [
     ".epistemic/journal.jsonl",
     ".epistemic/head.json",
     ".epistemic/report/checkpoint.json",
-    ".epistemic/RATIONALE.md.previous",
-    ".epistemic/RATIONALE.md.older",
     "RATIONALE.md",
     "epistemic.toml",
 ]
@@ -734,7 +729,7 @@ UNPRIVILEGED = textwrap.dedent(
     ws, scratch, parent = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     record = ws / ".epistemic"
     platform = detect()
-    guarded = (ws / "RATIONALE.md", record / "RATIONALE.md.previous")
+    guarded = (ws / "RATIONALE.md",)
     confinement = Confinement(platform, ws, scratch, record, guarded)
     commands = {
         "change-state": "printf x > made; r=RATIONALE; printf x >> $r.md; ls -A .epistemic; "
@@ -778,7 +773,6 @@ def test_an_unprivileged_session_is_confined_through_a_user_namespace(tmp_path: 
             folder.mkdir(parents=True)
         for name in (
             "RATIONALE.md",
-            ".epistemic/RATIONALE.md.previous",
             ".epistemic/journal.jsonl",
         ):
             (ws / name).write_text("the record\n")
@@ -1063,3 +1057,28 @@ def test_an_act_dies_with_its_session(make_box: object, mechanism: str) -> None:
     time.sleep(2)  # what survived has written its file by now
     late = sorted(path.name for path in box.ws.glob("late-*"))
     assert late == ([] if mechanism in STRONG else ["late-escaped"]), late
+
+
+# -- the report re-rendered while a command runs --------------------------------------------
+
+
+@pytest.mark.parametrize("mechanism", STRONG)
+def test_the_report_a_command_outlasts_a_render_of_stays_read_only(
+    make_box: object, mechanism: str
+) -> None:
+    """RATIONALE.md is re-rendered half a second into a command (to show it as running): the
+    report swapped in is one the command's view already holds read-only, so writing, moving
+    or replacing it after that render fails as before it."""
+    box = make_box(mechanism)  # type: ignore[operator]
+    with box.session() as session:
+        session.bash("true", "collect-info", LOOK)
+        attempts = "; ".join(operations("RATIONALE.md")[name] for name in ("append", "python"))
+        command = (
+            "sleep 1.5; grep -q 'running: no outcome yet' RATIONALE.md && echo seen; "
+            f"{attempts}; mv -f RATIONALE.md moved; exit 0"
+        )
+        result = session.bash(command, "change-state", CHANGE)
+        assert result.stdout.startswith("seen\n"), result  # it saw the render
+    report = (box.ws / "RATIONALE.md").read_bytes()
+    assert MARK not in report and not (box.ws / "moved").exists()
+    assert_verifies(box)

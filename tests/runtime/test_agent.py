@@ -1131,6 +1131,62 @@ def test_two_ctrl_c_abort_the_running_command(ws: Path, tmp_path: Path) -> None:
     assert "**Stopped:** `interrupted`" in text
 
 
+def test_two_ctrl_c_keep_what_the_command_printed_and_every_reader_says_aborted(
+    ws: Path, tmp_path: Path
+) -> None:
+    """A command prints 15 lines, then sleeps; the user presses Ctrl-C twice. The command is
+    stopped, and its outcome keeps the 15 lines as evidence, as any outcome would, and says it
+    was interrupted; `log`, `show` and `stats` all call it aborted, and the run's summary
+    counts it."""
+    printing = "for i in $(seq 1 15); do echo line $i; done; sleep 8; echo never"
+    turns = [calls(bash(printing, "collect-info", LOOK)), final()]
+    proc = start_run(ws, write_script(tmp_path, turns))
+    try:
+        wait_until_running(ws, proc)
+        captured = ws / ".epistemic" / "tmp"
+        wait_for(
+            lambda: any(p.read_bytes().count(b"\n") == 15 for p in captured.glob("*.out")),
+            10,
+            "the 15 lines in the capture file",
+        )
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.4)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+
+    records = journal(ws)
+    (outcome,) = of_kind(records, "outcome")
+    assert outcome["seq"] == 1 and outcome["interrupted"] is True and outcome["ok"] is False
+    printed = "".join(f"line {i}\n" for i in range(1, 16)).encode()
+    stdout = outcome["evidence"]["stdout"]
+    assert stdout["bytes"] == len(printed) and stdout["kept"] == len(printed)
+    blob = ws / ".epistemic" / "evidence" / stdout["sha256"][:2] / stdout["sha256"]
+    assert blob.read_bytes() == printed
+    assert stdout["sha256"] == hashlib.sha256(printed).hexdigest()
+    assert "line 1" in outcome["outcome"] and "interrupted" in outcome["outcome"]
+    assert not list((ws / ".epistemic" / "tmp").glob("*.out"))  # taken into the evidence
+
+    logged = json.loads(epistemic("log", "--json", "-C", str(ws), check=True).stdout)
+    (view,) = [entry for entry in logged if entry["seq"] == 1]
+    shown = json.loads(epistemic("show", "1", "--json", "-C", str(ws), check=True).stdout)
+    stats = json.loads(epistemic("stats", "--json", "-C", str(ws), check=True).stdout)
+    (session,) = stats["sessions"]
+    assert view["fate"] == shown["view"]["fate"] == "aborted", (view, shown["view"])
+    assert view["interrupted"] is True and shown["view"]["interrupted"] is True
+    assert {fate: n for fate, n in session["fates"].items() if n} == {"aborted": 1}, session
+    text = epistemic("show", "1", "-C", str(ws), check=True).stdout
+    assert f"stdout ({len(printed)} bytes)" in text and "line 15" in text, text
+    summary = out[out.index("stopped: interrupted") :]
+    assert "no calls" not in summary and "1 aborted" in summary, summary
+    assert epistemic("verify", str(ws)).returncode == 0
+
+
 def test_ctrl_c_during_a_journal_append_keeps_the_chain(
     ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1159,6 +1215,45 @@ def test_ctrl_c_during_a_journal_append_keeps_the_chain(
     layout = ws / ".epistemic"
     assert verify_journal(layout / "journal.jsonl", layout / "head.json").status == "intact"
     assert len(of_kind(journal(ws), "interrupt")) == 1
+
+
+def test_a_signal_during_the_fsync_of_a_call_record_still_closes_the_call(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM or SIGHUP (`run` raises SystemExit on them) or a second Ctrl-C can land while
+    the call record, already written, is being synced: the call is in the journal, so it must
+    get its outcome (interrupted), not be left without one."""
+    from epistemic_agent.journal import writer as journal_writer
+    from epistemic_agent.journal.writer import JournalWriter
+
+    script = write_script(tmp_path, [calls(bash("true")), final()])
+    real_write, real_fsync = JournalWriter._write, journal_writer.os.fsync
+    state = {"call": False, "fired": False}
+
+    def write(self: JournalWriter, data: bytes) -> None:
+        real_write(self, data)
+        state["call"] = b'"kind":"call"' in data
+
+    def fsync(fd: int) -> None:
+        if state["call"] and not state["fired"]:
+            state["fired"] = True
+            raise SystemExit(143)  # as `run`'s handler does, the signal landing in the fsync
+        real_fsync(fd)
+
+    with Session(ws) as session:
+        agent = Agent(session, ReplayProvider(script))
+        monkeypatch.setattr(JournalWriter, "_write", write)
+        monkeypatch.setattr(journal_writer.os, "fsync", fsync)
+        with pytest.raises(SystemExit):
+            agent.run(TASK)
+        monkeypatch.undo()
+    assert state["fired"]
+    records = journal(ws)
+    (call,) = of_kind(records, "call")
+    (outcome,) = of_kind(records, "outcome")
+    assert outcome["seq"] == call["seq"] and outcome["interrupted"] is True
+    layout = ws / ".epistemic"
+    assert verify_journal(layout / "journal.jsonl", layout / "head.json").status == "intact"
 
 
 # -- the record is off limits ----------------------------------------------------------------

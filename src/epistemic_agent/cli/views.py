@@ -122,12 +122,14 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
+    from ..core.fsutil import atomic_write
     from ..reports.html.page import render_html
 
     session = load_session(args.path, session_choice(args))
     out = output_path(args.output, default_output(session, "-report.html"), HTML_SUFFIXES)
     started = time.monotonic()
-    out.write_text(render_html(session), encoding="utf-8")
+    # a new file renamed into place: a browser or server reading the page never gets half
+    atomic_write(out, render_html(session).encode("utf-8"))
     report_notes(session)
     print(written(out, session, time.monotonic() - started))
     return 0

@@ -56,53 +56,33 @@ def _shortened(name: str, most: int = 200) -> str:
     return name if len(data) <= most else data[:most].decode("utf-8", "ignore")
 
 
-def exchange_write(target: Path, data: bytes, spare: Path) -> None:
-    """Replace a file atomically without creating one: write `spare` in place, then swap it
-    with `target` (renameat2 RENAME_EXCHANGE). Creating and renaming files is what a per-call
-    report write costs on some disks; this costs a pwrite and a swap. Falls back to
-    atomic_write where the swap is not supported."""
+def replace_file(target: Path, data: bytes) -> None:
+    """Replace a regular file with a new one holding `data`: a reader sees the old file or the
+    new one, and what a reader holds open is never written again (it keeps what it held).
+
+    The new file is written beside the target and swapped with it (renameat2
+    RENAME_EXCHANGE), then the old one, now under the new file's temporary name, is unlinked.
+    It is what `atomic_write` does, but a rename over an existing file makes ext4 flush the
+    new file's data at once (its `auto_da_alloc` safeguard), which costs a few hundred
+    microseconds per write on a virtual disk (bench/RESULTS.md, section 15); this runs on every
+    call, twice. Without the swap (another kernel, another file system, no target yet, a
+    target that is not a regular file) it falls back to `atomic_write`."""
     try:
-        handle = _open_spare(spare)
+        found = os.lstat(target)
     except FileNotFoundError:
+        found = None
+    if found is None or not stat.S_ISREG(found.st_mode) or _renameat2() is None:
         atomic_write(target, data)
         return
+    prefix = "." + _shortened(target.name) + "."
+    handle, name = make_unique(target.parent, prefix=prefix, mode=0o644)
     try:
-        os.pwrite(handle, data, 0)
-        os.ftruncate(handle, len(data))
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        if not _exchange(name, target):
+            os.replace(name, target)
     finally:
-        os.close(handle)
-    if not _exchange(spare, target):
-        os.replace(spare, target)
-
-
-def written_at(path: Path) -> int:
-    """When a file was last written (0 when it does not exist)."""
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0
-
-
-def _open_spare(spare: Path) -> int:
-    """The spare for writing, never through what someone may have swapped in for it (a
-    symlink, a hard link, a FIFO): anything but a plain file of one link is replaced."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        handle = os.open(spare, flags, 0o644)
-    except FileNotFoundError:
-        raise
-    except OSError:  # ELOOP: a symlink; ENXIO: a FIFO; EISDIR...
-        handle = -1
-    if handle >= 0:
-        found = os.fstat(handle)
-        if stat.S_ISREG(found.st_mode) and found.st_nlink == 1:
-            return handle
-        os.close(handle)
-    if spare.is_dir() and not spare.is_symlink():
-        os.rmdir(spare)
-    else:
-        spare.unlink()
-    return os.open(spare, flags | os.O_EXCL, 0o644)
+        name.unlink(missing_ok=True)  # the old file after a swap; the new one after a failure
 
 
 def _exchange(a: Path, b: Path) -> bool:

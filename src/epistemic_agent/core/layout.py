@@ -6,11 +6,12 @@ own journal, head anchor, evidence, seals, report pages, approval requests and c
 A workspace written before sessions had folders keeps its one session in `.epistemic/` itself
 (the legacy layout): a `Layout` without a session folder names those paths, so every reader
 and writer goes on reading and continuing it. What belongs to the workspace rather than to a
-session stays in `.epistemic/`: the report's spares and the classifier's cache.
+session stays in `.epistemic/`: the classifier's cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -58,6 +59,20 @@ def ignore_record(record: Path) -> None:
         os.write(handle, GITIGNORE)
     finally:
         os.close(handle)
+
+
+#: Where older versions kept copies of earlier reports: the report was swapped with one of
+#: them and the one it displaced rewritten in place later. Nothing writes them now; a
+#: session that opens a workspace removes those an older version left (`drop_old_spares`).
+OLD_SPARES = ("RATIONALE.md.previous", "RATIONALE.md.older")
+
+
+def drop_old_spares(record: Path) -> None:
+    """Remove the report copies an older version kept in the record folder: they are not
+    the report, and nothing keeps them up to date any more."""
+    for name in OLD_SPARES:
+        with contextlib.suppress(OSError):  # none there (or not ours to remove): nothing to do
+            os.unlink(record / name)
 
 
 def is_session_id(name: str) -> bool:
@@ -122,8 +137,6 @@ class Layout:
         self.pages = self.folder / PAGES_DIR
         self.checkpoint = self.pages / "checkpoint.json"
         self._report: Path | None = None
-        self.spare = self.record / "RATIONALE.md.previous"  # see fsutil.exchange_write
-        self.older = self.record / "RATIONALE.md.older"  # a second spare: see the same
         self.effects_cache = self.record / "effects-cache.json"
 
     @classmethod
@@ -157,10 +170,6 @@ class Layout:
         """Where an agent client's own settings live in the workspace (`epistemic init`
         writes them): what gives it back a shell, so no act may change it."""
         return tuple(self.workspace / name for name in CLIENT_SETTINGS)
-
-    @property
-    def spares(self) -> tuple[Path, Path]:
-        return self.spare, self.older
 
     def __repr__(self) -> str:
         return f"Layout({self.workspace!r}, {self.folder!r})"

@@ -44,10 +44,22 @@ class Execution:
     cancelled: bool = False  # stopped because the call was cancelled (see cancel.py)
     #: the renames and removals it attempted on protected paths (None: no tripwire was set)
     attempts: Attempts | None = None
+    interrupted: bool = False  # stopped because its caller was interrupted (see Interrupted)
 
     def discard(self) -> None:
         for path in (self.stdout, self.stderr):
             path.unlink(missing_ok=True)
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (a KeyboardInterrupt) came while a command ran: its process group was stopped,
+    and `execution` says what it had done by then, its output in its files as usual. A
+    KeyboardInterrupt still, for every caller that only stops; one that records the command
+    records this execution first."""
+
+    def __init__(self, execution: Execution) -> None:
+        super().__init__()
+        self.execution = execution
 
 
 def run_shell(
@@ -92,9 +104,17 @@ def run_shell(
             out_path, err_path = capture
             out_fd, err_fd = (os.open(p, _REUSE, 0o644) for p in capture)
         spawn = partial(_popen, found, argv, cwd, out_fd, err_fd, env, stdin)
-        waiter = _spawn_and_wait(
-            spawn, launch, warden, (out_fd, err_fd), timeout, reaper, cancel, on_slow
-        )
+        try:
+            waiter = _spawn_and_wait(
+                spawn, launch, warden, (out_fd, err_fd), timeout, reaper, cancel, on_slow
+            )
+        except KeyboardInterrupt as error:  # the command is stopped: what it printed is kept
+            _drop_unless_regular(out_path, err_path)
+            so_far = Execution(
+                None, False, time.monotonic() - started, out_path, err_path, False,
+                interrupted=True,
+            )  # fmt: skip
+            raise Interrupted(so_far) from error
         finished = waiter.returncode is not None
         stopped = finished and _kill_leftovers(waiter.pid)
         stopped = _ended(warden, reaper) or stopped

@@ -7,10 +7,21 @@ from datetime import UTC, datetime, timedelta
 
 from .log import Record
 from .reading import newer_version
-from .record_fields import KNOWN_KINDS
 
 FUTURE_SLACK = 86_400.0  # a writer's clock may run ahead of the reader's, not by a day
 BACKWARDS_SLACK = 1.0  # records are stamped before their writer takes the journal's lock
+
+#: Every record kind this version's writers write (docs/journal-format.md): wall time runs to
+#: the latest timestamp among them, and a kind not here (a newer writer's) is skipped. A kind
+#: missing here would cut the session short (a session's last record is usually `closed`):
+#: tests/journal/test_timing_kinds.py collects the kinds the writers' code can write and fails
+#: when one is not here.
+TIMED_KINDS = frozenset(
+    {"session", "call", "outcome", "rejected", "approval", "approval-rejected", "review"}
+    | {"policy", "policy-ignored", "confinement", "relinked", "alert", "recovery", "closed"}
+    | {"run", "user", "model", "model-error", "compaction", "thinking", "text", "final"}
+    | {"interrupt", "stop"}
+)
 
 
 #: What a note says of timestamps that cannot be the session's end, and what came of them.
@@ -34,7 +45,7 @@ def wall_time(numbered: list[tuple[int, Record]]) -> tuple[float | None, list[st
     odd: dict[str, list[int]] = {key: [] for key in ODD_TIMES}
     for line, record in numbered:
         kind = record.get("kind")
-        if not isinstance(kind, str) or kind not in KNOWN_KINDS or newer_version(record):
+        if not isinstance(kind, str) or kind not in TIMED_KINDS or newer_version(record):
             continue
         text = record.get("started" if kind == "session" else "t")
         if text is None:

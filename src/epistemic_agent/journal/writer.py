@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..core.fsutil import atomic_write
+from ..core.fsutil import atomic_write, replace_file
 from ..core.structs import field, struct
 from .log import (
     CHAIN_FIELDS,
@@ -25,8 +25,6 @@ from .log import (
     read_lines,
     recovers,
 )
-
-ANCHOR_SIZE = 256  # head.json is rewritten in place: padded JSON of this many bytes
 
 
 @struct(frozen=False)
@@ -104,16 +102,12 @@ class JournalWriter:
         return True
 
     def write_anchor(self) -> None:
-        """Record where the journal ends now, in place (fixed size: no new file per call)."""
-        if self._anchor_fd < 0:
+        """Record where the journal ends now, in a new file renamed over the anchor: a reader
+        (`epistemic verify`) reads the old anchor or the new one, never one half written."""
+        if self._anchor_fd < 0 or self.anchor_path is None:
             return
-        if os.fstat(self._anchor_fd).st_nlink == 0 and self.anchor_path is not None:
-            os.close(self._anchor_fd)  # deleted under us: write a new one
-            self._anchor_fd = os.open(self.anchor_path, os.O_RDWR | os.O_CREAT, 0o644)
         data = json.dumps(self.position.to_json()).encode("ascii")
-        os.pwrite(self._anchor_fd, data.ljust(ANCHOR_SIZE - 1) + b"\n", 0)
-        if os.fstat(self._anchor_fd).st_size > ANCHOR_SIZE:
-            os.ftruncate(self._anchor_fd, ANCHOR_SIZE)
+        replace_file(self.anchor_path, data + b"\n")
 
     def append(self, record: Record, *, durable: bool, before: bytes = b"") -> Record:
         """Chain, write and (if durable) fsync one record. Caller holds the lock. `before`
@@ -126,12 +120,15 @@ class JournalWriter:
         full.update((k, v) for k, v in record.items() if k not in CHAIN_FIELDS)
         body = encode(full)
         self._write(before + body + b"\n")
+        # the line is in the file: follow it at once, before the fsync, which a signal may
+        # interrupt (its handler raising); the caller must then find the record it wrote
+        self._advance(body, full)
         if durable:
+            self._unsynced = True
             os.fsync(self._fd)
             self._unsynced = False
         else:
             self._unsynced = True
-        self._advance(body, full)
         return full
 
     def _advance(self, body: bytes, record: Record) -> None:

@@ -85,7 +85,7 @@ class Confining:
 
     def make(self, session_id: str) -> Confinement:
         policy, workspace = self.policy, self.layout.workspace
-        guarded = [self.layout.report, *self.layout.spares]
+        guarded = [self.layout.report]
         if not policy.source.startswith("preset:"):
             guarded.append(Path(policy.source).resolve())
         signers = [policy.allowed_signers, *(r.allowed_signers for r in policy.rules)]

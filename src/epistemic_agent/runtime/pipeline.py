@@ -96,6 +96,8 @@ class Pipeline:
             ran = self.run(declared, cancel)
             observed = self.observe(declared, ran, on_output, cancel)
             self.record_outcome(observed)
+            if isinstance(ran, ShellRan) and ran.interrupt is not None:
+                raise ran.interrupt  # recorded with what it printed: now the caller stops
             return self.publish(declared, observed)
         except Settled as settled:
             return settled.result

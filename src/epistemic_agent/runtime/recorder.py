@@ -27,6 +27,7 @@ class Recorder:
         self.layout = layout
         self.guard = guard
         self.last_outcome: object = None  # the seq of the last outcome recorded
+        self._published: Position | None = None  # where the journal was at the last publish
 
     def fold(self, record: Record, before: Position) -> None:
         """Each record the journal takes: the session's state first (the gate, the policy and
@@ -63,16 +64,19 @@ class Recorder:
             self.publish()
 
     def publish_in_flight(self) -> None:
-        """A command that takes a while shows in RATIONALE.md as running (outcome unknown)."""
+        """A command that takes a while shows in RATIONALE.md as running (outcome unknown),
+        unless the report already shows that: nothing was recorded since it was written (the
+        call was, as running, when it was declared). Not writing it again then is not only
+        cheaper: the command's view holds a read-only bind on the report as it was when the
+        command started, and a new report file in its place would be one the view does not
+        guard (docs/security.md)."""
         with self.journal.locked():
-            self.publish()
+            if self.journal.position != self._published:
+                self.publish()
 
     def publish(self) -> None:
-        """Re-render the report and move the head anchor (caller holds the journal lock).
-        The report's spares stay in place: acts see all three read-only (confinement.py), so the
-        swap that replaces the report never leaves a writable one in their view."""
+        """Re-render the report (a new file each time: what a reader holds open stays whole)
+        and move the head anchor (caller holds the journal lock)."""
         self.report.write(self.journal.position)
         self.journal.write_anchor()
-        for spare in self.layout.spares:
-            if not spare.exists():
-                spare.touch()
+        self._published = self.journal.position.copy()

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from ..core.clock import now
-from ..core.layout import Layout, ignore_record
+from ..core.layout import Layout, drop_old_spares, ignore_record
 from ..effects.cache import EffectCache
 from ..execute.shell import Execution
 from ..gate.check import GateConfig
@@ -188,6 +188,7 @@ class Session:
         if not self.journal.open(self.report.load_checkpoint()):
             self.report.reset()
         ignore_record(self.layout.record)  # new workspaces and older ones alike
+        drop_old_spares(self.layout.record)
         relinked = list(self.journal.relinked)
         recorder = self._recorder
         with self.journal.locked():

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 from ..checks import consistency
 from ..core.layout import RECORD_DIR, REPORT_NAMES
+from ..core.outcome_line import excerpt
 from ..core.structs import struct
 from ..execute.observe.registry import best_observer, outside_observer
 from ..execute.sandbox.confinement import ConfinementError
-from ..execute.shell import Execution, bounded_text, run_shell
+from ..execute.shell import Execution, Interrupted, bounded_text, run_shell
 from ..journal.records import outcome_record
 from .git_step import commit_flag, head_commit, is_installed
 from .outcomes import SEALED, Observed, capped, not_confined, summarise
@@ -73,6 +74,8 @@ class ShellRan:
 
     watch: Watch
     done: Execution
+    #: Ctrl-C stopped the command: raised again once its outcome is recorded (pipeline.py)
+    interrupt: Interrupted | None = None
 
 
 def tripwire(
@@ -131,6 +134,8 @@ class ShellStep:
         except ConfinementError as error:
             watch.stop()
             return not_confined(declared.seq, declared.call, error, self.confinement.mechanism)
+        except Interrupted as interrupt:  # observed and recorded like any command, then raised
+            return ShellRan(watch, interrupt.execution, interrupt)
         return ShellRan(watch, done)
 
     def watch(self, declared: Declared) -> Watch:
@@ -276,6 +281,13 @@ class ShellStep:
             outcome = f"{cancel.describe()}; the command was stopped while it ran"
             ok = False
             extra.update(cancelled=True, cancelled_by=cancel.by)
+        elif done.interrupted:
+            shown = excerpt(stdout, stderr, failed=True)
+            outcome = (
+                "interrupted before it finished (Ctrl-C): the command was stopped"
+                f" — {shown or '(no output)'}"
+            )
+            extra["interrupted"] = True
         record = outcome_record(seq, ok, outcome, done.duration, evidence, **extra)
         raised = extra.get("flags", [])
         result = CallResult(

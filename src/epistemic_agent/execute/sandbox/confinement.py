@@ -273,11 +273,7 @@ def probe(
 ) -> Confinement:
     """The confinement a session in `workspace` would get (before any session exists)."""
     record = workspace / ".epistemic"
-    guarded = (
-        workspace / "RATIONALE.md",
-        record / "RATIONALE.md.previous",
-        record / "RATIONALE.md.older",
-    )
+    guarded = (workspace / "RATIONALE.md",)
     return Confinement(platform, workspace, Path("/tmp/epistemic"), record, guarded, writable)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.fsutil import exchange_write, written_at
+from ...core.fsutil import replace_file
 from ...journal.catalog import listing
 from ...journal.log import JournalError, Position, follow
 from ...journal.records import CallView, seq_of, view_of
@@ -25,8 +25,6 @@ from .sessions import others
 from .totals import Totals
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from ...core.layout import Layout
     from ...journal.log import Record
 
@@ -64,7 +62,6 @@ class Report:
         self._links: str | None = None
         self._stale_pages: set[int] = set()
         self._checkpoint_due = False
-        self._spare_turn: int | None = None
         self._other_sessions: str | None = None
         self.warning: list[str] = []  # the journal does not verify: shown first (rebuild)
 
@@ -176,7 +173,7 @@ class Report:
         for page in sorted(self._stale_pages):
             self._rerender_page(page, position)
         self._stale_pages.clear()
-        exchange_write(self.layout.report, encode(self.render(position)), self._next_spare())
+        replace_file(self.layout.report, encode(self.render(position)))  # a new file, always
         if self._dead_page_due and len(self.totals.dead_ends) > DEAD_ENDS_SHOWN:
             self.pages.write_dead_ends(
                 self._dead_end_text(s) for s in sorted(self.totals.dead_ends)
@@ -187,17 +184,6 @@ class Report:
         if self._checkpoint_due:
             self.save_checkpoint(position)
             self._checkpoint_due = False
-
-    def _next_spare(self) -> Path:
-        """The spares take turns, so the file a swap displaces is reused only a whole write
-        later: a reader that opened the report has that long to read it before it changes.
-        A new process starts with the spare written longest ago."""
-        if self._spare_turn is None:
-            ages = [written_at(path) for path in self.layout.spares]
-            self._spare_turn = ages.index(min(ages))
-        spare = self.layout.spares[self._spare_turn]
-        self._spare_turn = 1 - self._spare_turn
-        return spare
 
     def render(self, position: Position) -> str:
         totals, state = self.totals, self.state

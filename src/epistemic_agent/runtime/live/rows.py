@@ -95,6 +95,13 @@ def finish_line(result: CallResult, width: int) -> Text:
     return _cut([line], width)[0]
 
 
+def aborted_line(seq: int, width: int) -> Text:
+    """The row that ends a call an interruption stopped (it has no result of its own)."""
+    line = Text(f"{INDENT}✗ aborted", style="red")
+    line.append(f" · #{seq} was interrupted before it finished")
+    return _cut([line], width)[0]
+
+
 def rejection_lines(result: CallResult, command: str, width: int) -> list[Text]:
     """A call refused before it was declared (by the gate or a policy rule): its own style,
     the same columns; the rule and its message on the second line."""
@@ -119,6 +126,8 @@ def answer_line(stop: Stop, answer: AnswerTotals, elapsed: float, width: int) ->
         parts.append(f"{answer.refused} refused")
     if answer.failed:
         parts.append(f"{answer.failed} failed")
+    if answer.aborted:
+        parts.append(f"{answer.aborted} aborted")
     if answer.tokens is not None:
         parts.append(f"{answer.tokens:,} tokens")
     if answer.cost is not None:

@@ -16,6 +16,7 @@ class AnswerTotals:
         self.seqs: list[int] = []
         self.refused = 0
         self.failed = 0
+        self.aborted = 0
         self.tokens: int | None = None
         self.cost: float | None = None
 
@@ -25,6 +26,12 @@ class AnswerTotals:
             self.refused += 1
         elif not result.ok:
             self.failed += 1
+
+    def add_aborted(self, seq: int) -> None:
+        """A call that started and never finished: an interruption (a second Ctrl-C) stopped
+        it, and its outcome says so (interrupted)."""
+        self.seqs.append(seq)
+        self.aborted += 1
 
     def add_model(self, turn: Turn) -> None:
         usage = turn.usage

@@ -18,7 +18,14 @@ from rich.text import Text
 
 from ...core.tokens_text import tokens_line
 from ..events import printable, spend_lines, supervisor_lines, usage_line
-from .rows import answer_line, finish_line, rejection_lines, review_line, start_lines
+from .rows import (
+    aborted_line,
+    answer_line,
+    finish_line,
+    rejection_lines,
+    review_line,
+    start_lines,
+)
 from .tail import Activity, Tail
 from .totals import AnswerTotals
 
@@ -113,6 +120,15 @@ class LiveEvents:
         if review is not None and review.get("verdict") != "ok":
             self.console.print(review_line(review), no_wrap=True, overflow="ellipsis")
 
+    def _end_unfinished(self) -> None:
+        """Calls whose start was shown and whose end never came: an interruption (a second
+        Ctrl-C) stopped them, and the session recorded them as interrupted. Each gets its
+        closing row, and the answer counts it."""
+        for seq in sorted(self._declared):
+            self.answer.add_aborted(seq)
+            self.console.print(aborted_line(seq, self.console.width), no_wrap=True)
+        self._declared.clear()
+
     def interrupt_requested(self) -> bool:
         """Called from the SIGINT handler: only flags; the running line says it."""
         return self.activity.interrupted()
@@ -128,6 +144,7 @@ class LiveEvents:
         """`run` and `demo`: the answer, then what the session came to, with copyable paths."""
         self.activity.stop()
         self._end_stream()
+        self._end_unfinished()
         state = session.state
         tally = state.tally
         acts = ", ".join(f"{act} {n}" for act, n in tally.ran.items() if n) or "none"
@@ -154,6 +171,7 @@ class LiveEvents:
         """The REPL: the answer, then one line for what it took."""
         self.activity.stop()
         self._end_stream()
+        self._end_unfinished()
         if stop.final.strip() and not self._streamed_final:
             self.console.print(Text(printable(stop.final.strip())))
         self.console.print(
