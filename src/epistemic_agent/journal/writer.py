@@ -25,6 +25,7 @@ from .log import (
     read_lines,
     recovers,
 )
+from .schema import check
 
 ANCHOR_SIZE = 256  # head.json is rewritten in place: padded JSON of this many bytes
 
@@ -117,13 +118,15 @@ class JournalWriter:
 
     def append(self, record: Record, *, durable: bool, before: bytes = b"") -> Record:
         """Chain, write and (if durable) fsync one record. Caller holds the lock. `before`
-        goes out in the same write (the newline that closes a torn line)."""
+        goes out in the same write (the newline that closes a torn line). A record that does
+        not fit the journal's schema is a bug: RecordError, and nothing is written."""
         full: Record = {
             "prev": self.position.head,
             "n": self.position.lines + 1,
             "v": FORMAT_VERSION,
         }
         full.update((k, v) for k, v in record.items() if k not in CHAIN_FIELDS)
+        check(full)
         body = encode(full)
         self._write(before + body + b"\n")
         if durable:
