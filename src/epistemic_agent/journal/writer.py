@@ -25,6 +25,7 @@ from .log import (
     read_lines,
     recovers,
 )
+from .migrations import upgrade
 from .schema import check
 
 ANCHOR_SIZE = 256  # head.json is rewritten in place: padded JSON of this many bytes
@@ -221,7 +222,7 @@ class JournalWriter:
                 "run `epistemic verify` before appending to it",
                 self.path,
             )
-        self._advance(body, record)
+        self._advance(body, upgrade(record))
         return None
 
     def _valid_start(self, start: Position) -> bool:
