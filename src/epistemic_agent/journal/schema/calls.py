@@ -21,7 +21,7 @@ from .types import (
     opt,
     req,
 )
-from .values import Act, ApprovalDecision, Channel, Enforcement, Tool
+from .values import Act, ApprovalDecision, Enforcement, Tool
 
 REDACTED = opt(
     "redacted",
@@ -338,8 +338,7 @@ APPROVAL = Kind(
             "channel",
             STRING,
             "`terminal` (asked at the session's terminal) or `file` (answered with `epistemic "
-            "approve`/`deny`)",
-            choices(Channel),
+            "approve`/`deny`); an approver added to `runtime/approvers.py` names its own",
         ),
         req("rule", nullable(STRING), "the policy rule that asked (null: the policy's default)"),
         req(

@@ -43,7 +43,6 @@ Namespaces = Literal["root", "user"]
 Signals = Literal["landlock-scope", "pid-namespace", "none"]
 Enforcement = Literal["landlock", "bwrap", "none"]
 ApprovalDecision = Literal["approved", "denied"]
-Channel = Literal["terminal", "file"]
 #: policy/supervisor.py's ROLE, ON_ERROR.
 Role = Literal["second-opinion"]
 OnError = Literal["allow", "deny", "ask"]
