@@ -15,9 +15,12 @@ if TYPE_CHECKING:
 
 @struct
 class Type:
-    """A JSON type as docs/journal-format.md names it, and the test a value must pass."""
+    """A JSON type as docs/journal-format.md names it, the JSON type beneath it (`string`,
+    `integer`, `number`, `boolean`, `object`, `array`; "" for any), and the test a value must
+    pass."""
 
     name: str
+    json: str
     test: Callable[[object], bool] = field(compare=False)
 
 
@@ -26,27 +29,31 @@ def _number(value: object) -> bool:
     return kind is int or (kind is float and math.isfinite(value))  # type: ignore[arg-type]
 
 
-STRING = Type("string", lambda v: type(v) is str)
-INTEGER = Type("integer", lambda v: type(v) is int)
-NUMBER = Type("number", _number)
-BOOLEAN = Type("boolean", lambda v: type(v) is bool)
-OBJECT = Type("object", lambda v: isinstance(v, dict))
+STRING = Type("string", "string", lambda v: type(v) is str)
+INTEGER = Type("integer", "integer", lambda v: type(v) is int)
+NUMBER = Type("number", "number", _number)
+BOOLEAN = Type("boolean", "boolean", lambda v: type(v) is bool)
+OBJECT = Type("object", "object", lambda v: isinstance(v, dict))
 #: A writer may hand a tuple; JSON has only arrays, so a reader sees a list.
-ARRAY = Type("array", lambda v: isinstance(v, list | tuple))
+ARRAY = Type("array", "array", lambda v: isinstance(v, list | tuple))
 STRINGS = Type(
-    "array of strings", lambda v: isinstance(v, list | tuple) and all(type(i) is str for i in v)
+    "array of strings",
+    "array",
+    lambda v: isinstance(v, list | tuple) and all(type(i) is str for i in v),
 )
-ANY = Type("any", lambda v: True)
+ANY = Type("any", "", lambda v: True)
 #: `{"sha256": hex, "bytes": size, "kept": bytes stored}` (see "Evidence refs").
-REF = Type("evidence ref", lambda v: isinstance(v, dict) and type(v.get("sha256")) is str)
-REFS = Type("array of evidence refs", lambda v: isinstance(v, list | tuple))
+REF = Type("evidence ref", "object", lambda v: isinstance(v, dict) and type(v.get("sha256")) is str)
+REFS = Type("array of evidence refs", "array", lambda v: isinstance(v, list | tuple))
 #: A side of a `versions` entry: a ref, null (no file) or "empty" (a file of no bytes).
-SIDE = Type('evidence ref, null or `"empty"`', lambda v: v is None or v == "empty" or REF.test(v))
+SIDE = Type(
+    'evidence ref, null or `"empty"`', "", lambda v: v is None or v == "empty" or REF.test(v)
+)
 
 
 def nullable(kind: Type) -> Type:
     """The same type, or null."""
-    return Type(f"{kind.name} or null", lambda v: v is None or kind.test(v))
+    return Type(f"{kind.name} or null", kind.json, lambda v: v is None or kind.test(v))
 
 
 def choices(literal: Any) -> tuple[str, ...]:
