@@ -10,6 +10,7 @@ from typing import Any, get_args
 import pytest
 
 from epistemic_agent.core.vocabulary import ACT_NAMES
+from epistemic_agent.journal.record_fields import check_fields
 from epistemic_agent.journal.schema import (
     KINDS,
     Known,
@@ -139,3 +140,16 @@ def test_every_field_has_a_meaning_and_no_kind_names_a_field_twice() -> None:
         names = [field.name for field in kind.fields]
         assert len(names) == len(set(names)), kind.name
         assert all(field.meaning.strip() for field in kind.fields), kind.name
+
+
+def test_readers_take_each_fields_type_from_the_schema() -> None:
+    numbered: list[tuple[int, dict[str, Any]]] = [
+        (1, {"kind": "compaction", "t": T, "step": "one", "trigger": 5}),
+        (2, {"kind": "gossip", "t": T, "step": "x"}),  # a foreign kind: only its `t` counts
+    ]
+    assert check_fields(numbered) == [
+        "2 field(s) of the wrong type were read as absent: compaction `step` is not an integer "
+        "(line 1); compaction `trigger` is not a string (line 1)"
+    ]
+    assert numbered[0][1] == {"kind": "compaction", "t": T}
+    assert numbered[1][1]["step"] == "x"
