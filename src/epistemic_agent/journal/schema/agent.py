@@ -133,7 +133,7 @@ RUN = Kind(
         opt("model", STRING, "`PROVIDER:MODEL` (`run`, `repl`)"),
         opt("task", nullable(STRING), "the task given to `epistemic run` (null for `repl`)"),
         opt("mode", STRING, "`repl` or `mcp`, as in the header", choices(Mode)),
-        opt("mcp_client", nullable(OBJECT), "`mcp`: the client, as in the header"),
+        opt("mcp_client", OBJECT, "`mcp`: the client, as in the header"),
         opt("ticket", STRING, "when `--ticket` was given"),
         REDACTED,
     ),
@@ -322,7 +322,7 @@ STOP = Kind(
             choices(StopReason),
         ),
         req("message", STRING, "the same, for humans"),
-        req("steps", INTEGER, "how many model calls the loop made"),
+        req("steps", INTEGER, "how many steps the loop took (each one model request)"),
         REDACTED,
     ),
 )

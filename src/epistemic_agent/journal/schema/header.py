@@ -165,8 +165,9 @@ SESSION = Kind(
         ),
         opt(
             "mcp_client",
-            nullable(OBJECT),
-            "`mcp` sessions: the client as it introduced itself (`name`, `version`), when it did",
+            OBJECT,
+            "`mcp` sessions: the client's `name` and `version`, from its initialisation "
+            "handshake (each null when it gave none)",
         ),
         opt(
             "ticket",
