@@ -4,8 +4,8 @@ anything is written, by readers, which parse through it, and by docs/journal-for
 field tables are generated from it (`python -m epistemic_agent.journal.schema_docs`).
 
 `check` (writers: a violation is a programming error) and `parse` (readers: a typed view, or
-`Unknown`, never an exception) live in parse.py; the kinds in header.py, calls.py and
-agent.py, gathered in registry.py; the closed value sets in values.py."""
+`Unknown`, never an exception) live in parse.py; the kinds in header.py, calls.py,
+approvals.py and agent.py, gathered in registry.py; the closed value sets in values.py."""
 
 from __future__ import annotations
 

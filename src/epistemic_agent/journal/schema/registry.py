@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from . import agent, calls, header
+from . import agent, approvals, calls, header
 from .types import INTEGER, STRING, Field, Kind, req
 from .values import RecordKind
 
@@ -29,7 +29,8 @@ CHAIN: tuple[Field, ...] = (
 CHAIN_NAMES = frozenset(item.name for item in CHAIN)
 
 KINDS: dict[str, Kind] = {
-    kind.name: kind for kind in (header.SESSION, *calls.KINDS, *header.KINDS[1:], *agent.KINDS)
+    kind.name: kind
+    for kind in (header.SESSION, *calls.KINDS, *approvals.KINDS, *header.KINDS[1:], *agent.KINDS)
 }
 #: Field tables of objects inside records that the docs give a table of their own.
 NESTED: dict[str, tuple[Field, ...]] = {
