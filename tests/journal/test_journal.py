@@ -618,9 +618,24 @@ json_values = st.recursive(
     ),
     max_leaves=8,
 )
+#: Records the schema allows (the writer refuses others) that still carry any JSON: a refused
+#: call keeps what it was given exactly as sent.
 plain_records = st.lists(
-    st.dictionaries(
-        wild_text.filter(lambda k: k not in ("prev", "n", "v")), json_values, max_size=4
+    st.builds(
+        lambda tool, message, given: {
+            "kind": "rejected",
+            "seq": 1,
+            "t": "2026-11-30T11:27:33.123Z",
+            "tool": tool,
+            "act": None,
+            "rule": "type-unknown",
+            "message": message,
+            "given": given,
+            "pid": 1,
+        },
+        wild_text,
+        wild_text,
+        st.dictionaries(wild_text, json_values, max_size=4),
     ),
     max_size=6,
 )

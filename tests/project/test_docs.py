@@ -8,6 +8,9 @@ from pathlib import Path
 
 from epistemic_agent.cli.docs import render_cli_docs
 from epistemic_agent.gate.check import RULES
+from epistemic_agent.journal.migrations import MIGRATIONS
+from epistemic_agent.journal.schema import KINDS
+from epistemic_agent.journal.schema_docs import render as render_journal_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -16,6 +19,18 @@ def test_cli_docs_are_generated_from_the_current_parser() -> None:
     assert (ROOT / "docs" / "cli.md").read_text() == render_cli_docs(), (
         "docs/cli.md is stale: run `python -m epistemic_agent.cli.docs > docs/cli.md`"
     )
+
+
+def test_journal_format_tables_are_generated_from_the_record_schema() -> None:
+    doc = (ROOT / "docs" / "journal-format.md").read_text()
+    assert doc.count("<!-- generated: ") == doc.count("<!-- end generated -->") > 20
+    assert doc == render_journal_tables(doc), (
+        "docs/journal-format.md is stale: run `python -m epistemic_agent.journal.schema_docs`"
+    )
+    for kind in KINDS:
+        assert f"<!-- generated: kind {kind} -->" in doc or kind == "confinement", kind
+    for migration in MIGRATIONS:
+        assert f"`{migration.name}`" in doc
 
 
 def test_readme_quick_start_has_exactly_two_commands_that_exist() -> None:

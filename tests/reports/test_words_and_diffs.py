@@ -10,15 +10,18 @@ import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from conftest import epistemic
+from epistemic_agent.journal import writer as writer_module
 from epistemic_agent.journal.catalog import find_layout
 from epistemic_agent.journal.log import Position, follow
 from epistemic_agent.journal.records import CallView
+from epistemic_agent.journal.schema import RecordError
 from epistemic_agent.reports.html.calls import diff_html_for
 from epistemic_agent.reports.rationale import diffs as call_diff
 from epistemic_agent.reports.rationale.mdsafe import visible
@@ -386,7 +389,10 @@ def test_words_that_ended_a_turn_belong_to_no_call(tmp_path: Path) -> None:
         session.event("final", step=1, text="the final answer, also written as text")
         session.event("user", text="a new REPL message")
         session.event("text", step=2, text="   ")  # blank: nothing to show
-        session.event("text", step=2, text=5)  # not a string: not words
+        with pytest.raises(RecordError):  # the tool's own writer refuses it...
+            session.event("text", step=2, text=5)
+        with mock.patch.object(writer_module, "check", lambda record: None):
+            session.event("text", step=2, text=5)  # ...a foreign one's: not a string, not words
         assert session.bash("true", "collect-info", WHY).ok
         session.event("text", step=3, text="the words of call 2")
         assert session.bash("true", "collect-info", WHY).ok

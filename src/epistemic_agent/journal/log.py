@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.structs import struct
+from .migrations import upgrade
 
 FORMAT_VERSION = 1
 GENESIS = "0" * 64
@@ -130,7 +131,8 @@ def follow(path: Path, position: Position) -> Iterator[tuple[Record, Position]]:
             if not line.endswith(b"\n"):
                 break
             body = line[:-1]
-            record = decode(body) or {"kind": "unreadable"}
+            record = decode(body)
+            record = upgrade(record) if record is not None else {"kind": "unreadable"}
             yield record, position.advance(body, record)
     finally:
         os.close(fd)

@@ -1,5 +1,6 @@
 """Reading a whole journal at once, with plain-language notes on what was odd: lines that are
-not JSON objects, a torn last line, records of a newer format version than this reader's."""
+not JSON objects, a torn last line, records of a newer format version than this reader's.
+Records of earlier eras are read in the current shape (migrations.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .log import FORMAT_VERSION, Record, decode
+from .migrations import upgrade
 
 if TYPE_CHECKING:
     from typing import Any
@@ -36,7 +38,7 @@ def read_numbered(path: Path) -> tuple[list[tuple[int, Record]], list[str]]:
             if record is None:
                 skipped.append(number)
             else:
-                numbered.append((number, record))
+                numbered.append((number, upgrade(record)))
     notes = [_skipped_note(skipped)] if skipped else []
     newer = newer_note(numbered)
     return numbered, notes + ([newer] if newer else []) + torn

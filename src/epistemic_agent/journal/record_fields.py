@@ -1,6 +1,7 @@
-"""The fields readers of a journal rely on, by record kind, and the type each must have: a field
-of the wrong type (a foreign or broken writer's) is removed, so that it reads as absent, with
-a note; and notes on lines older than this reader or without a format version."""
+"""The type each field of a record must have for readers, by record kind, from the record
+schema (journal/schema/): a field of the wrong type (a foreign or broken writer's) is removed,
+so that it reads as absent, with a note; and notes on lines older than this reader or without
+a format version."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import math
 from collections import Counter
 
 from .log import FORMAT_VERSION, Record
+from .schema import KINDS, Kind
 
-#: The record kinds of the format (docs/journal-format.md); a reader skips others' timestamps.
+#: The record kinds whose timestamps readers count toward a session's time (journal/timing.py);
+#: every kind of the format is in journal/schema/.
 KNOWN_KINDS = frozenset(
     {"session", "call", "outcome", "rejected", "approval", "policy", "alert", "run", "user"}
     | {"model", "model-error", "text", "final", "interrupt", "stop", "recovery", "review"}
@@ -23,46 +26,20 @@ TYPES = {
     "object": "an object",
     "array": "an array",
 }
+#: The schema's JSON types (journal/schema/types.py), as this check names them.
+_FROM_SCHEMA = {"string": "text"} | {name: name for name in TYPES if name != "text"}
 
 
-def _typed(**fields: str) -> dict[str, str]:
-    """{field: type} from type="field field ..."."""
-    return {name: kind for kind, names in fields.items() for name in names.split()}
+def _from_schema(kind: Kind) -> dict[str, str]:
+    """{field: type} of a record kind, from the schema (fields of any type are left out)."""
+    typed = ((item.name, _FROM_SCHEMA.get(item.type.json)) for item in kind.fields)
+    return {name: wanted for name, wanted in typed if wanted is not None}
 
 
-#: Every record's `t`; then the fields readers rely on, by record kind, and the type each must
-#: have (null is as if absent).
-COMMON = _typed(text="t")
-FIELDS: dict[str, dict[str, str]] = {
-    "session": _typed(text="started session task model workspace", object="policy"),
-    "call": _typed(
-        integer="seq",
-        text="tool act reason command path",
-        boolean="mutating",
-        object="lines effect policy",
-    ),
-    "rejected": _typed(integer="seq", text="act rule message", object="policy"),
-    "outcome": _typed(
-        integer="seq returncode",
-        number="duration",
-        text="outcome enforcement",
-        boolean="ok denied interrupted",
-        array="flags",
-        object="observed",
-    ),
-    "approval": _typed(
-        integer="seq",
-        text="decision by channel rule comment",
-        number="waited",
-        boolean="timed_out",
-    ),
-    "policy": _typed(text="source sha256"),
-    "model": _typed(integer="prompt_tokens completion_tokens cached_tokens"),
-    "run": _typed(text="model task"),
-    "stop": _typed(text="reason message"),
-    "final": _typed(text="text"),
-}
-FIELDS = {kind: COMMON | fields for kind, fields in FIELDS.items()}
+#: Every record's `t`; then, by record kind, the type each field must have (null is as if
+#: absent), as the record schema gives them.
+COMMON = {"t": "text"}
+FIELDS: dict[str, dict[str, str]] = {name: _from_schema(kind) for name, kind in KINDS.items()}
 #: The object inside a record whose fields are lists of paths, by record kind.
 PATH_LISTS = {
     "call": ("effect", ("writes", "deletes")),
@@ -77,7 +54,7 @@ def check_fields(numbered: list[tuple[int, Record]]) -> list[str]:
     for line, record in numbered:
         kind = record.get("kind")
         kind = kind if isinstance(kind, str) else ""
-        named = kind if kind in KNOWN_KINDS else "record"  # a foreign kind is not echoed
+        named = kind if kind in FIELDS else "record"  # a foreign kind is not echoed
         for what in _drop_wrong(record, kind):
             dropped.setdefault(f"{named} {what}", []).append(line)
     if not dropped:

@@ -25,6 +25,8 @@ from .log import (
     read_lines,
     recovers,
 )
+from .migrations import upgrade
+from .schema import check
 
 
 @struct(frozen=False)
@@ -111,13 +113,15 @@ class JournalWriter:
 
     def append(self, record: Record, *, durable: bool, before: bytes = b"") -> Record:
         """Chain, write and (if durable) fsync one record. Caller holds the lock. `before`
-        goes out in the same write (the newline that closes a torn line)."""
+        goes out in the same write (the newline that closes a torn line). A record that does
+        not fit the journal's schema is a bug: RecordError, and nothing is written."""
         full: Record = {
             "prev": self.position.head,
             "n": self.position.lines + 1,
             "v": FORMAT_VERSION,
         }
         full.update((k, v) for k, v in record.items() if k not in CHAIN_FIELDS)
+        check(full)
         body = encode(full)
         self._write(before + body + b"\n")
         # the line is in the file: follow it at once, before the fsync, which a signal may
@@ -215,7 +219,7 @@ class JournalWriter:
                 "run `epistemic verify` before appending to it",
                 self.path,
             )
-        self._advance(body, record)
+        self._advance(body, upgrade(record))
         return None
 
     def _valid_start(self, start: Position) -> bool:
