@@ -106,9 +106,10 @@ CONFINEMENT: tuple[Field, ...] = (
         "protected",
         STRINGS,
         "files and folders acts may read but never change, wherever they lie: the report (and "
-        "its spares, in headers older versions wrote), the policy in force, the allowed_signers files it names, the supervisor's "
-        "verdict script, and an agent client's settings in the workspace (`.claude/`, "
-        "`.codex/`, `.mcp.json`...) that existed when the session started",
+        "its spares, in headers older versions wrote), the policy in force, the "
+        "allowed_signers files it names, the supervisor's verdict script, and an agent "
+        "client's settings in the workspace (`.claude/`, `.codex/`, `.mcp.json`...) that "
+        "existed when the session started",
     ),
 )
 
