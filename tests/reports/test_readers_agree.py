@@ -117,7 +117,18 @@ def play_call(session: Session, answers: Answers, step: tuple[Any, ...]) -> tupl
         session.bash("sleep 30", "verify", WHY)
         return "verify", "failed"
     if step[0] == "compact":  # what the agent loop journals when it compacts its context
-        session.event("compaction", step=1, trigger="threshold", context_window=1000)
+        session.event(
+            "compaction",
+            step=1,
+            trigger="near-limit",
+            context_window=1000,
+            estimated_tokens_before=900,
+            estimated_tokens_after=300,
+            calls=[],
+            results=1,
+            chars_removed=2000,
+            reasoning_dropped=0,
+        )
         return "", ""
     if step[0] == "reject":
         if step[1] == "type":
@@ -266,7 +277,7 @@ def _rationale(workspace: Path, session_id: str) -> Path:
 
 
 @settings(
-    max_examples=int(os.environ.get("READERS_AGREE_EXAMPLES", "12")),
+    max_examples=int(os.environ.get("READERS_AGREE_EXAMPLES", "25")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
