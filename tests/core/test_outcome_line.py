@@ -4,6 +4,7 @@ as they print them."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +25,12 @@ UNITTEST_OK = (
 UNITTEST_BAD = UNITTEST_OK.replace("self.assertEqual(2, 2)", "self.assertEqual(1, 2)")
 
 
-def run(folder: Path, *args: str) -> tuple[str, str, int]:
+def run(folder: Path, *args: str, ci: bool = False) -> tuple[str, str, int]:
+    """Run Python in `folder`; `ci`: as on a CI machine (pytest prints more there)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "BUILD_NUMBER")}
+    env.update({"CI": "true"} if ci else {})
     done = subprocess.run(
-        [sys.executable, *args], cwd=folder, capture_output=True, text=True, timeout=120
+        [sys.executable, *args], cwd=folder, capture_output=True, text=True, timeout=120, env=env
     )
     return done.stdout, done.stderr, done.returncode
 
@@ -44,9 +48,12 @@ def test_a_passing_pytest_is_summed_up_by_its_tally_not_its_progress_dots(
     assert "[100%]" not in line and "=" not in line
 
 
-def test_a_failing_pytest_gives_its_tally_and_the_failed_assertion(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ci", [False, True])
+def test_a_failing_pytest_gives_its_tally_and_the_failed_assertion(
+    tmp_path: Path, ci: bool
+) -> None:
     (tmp_path / "test_b.py").write_text(FAILING)
-    stdout, stderr, code = run(tmp_path, "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    stdout, stderr, code = run(tmp_path, "-m", "pytest", "-q", "-p", "no:cacheprovider", ci=ci)
     assert code == 1
     line = outcome_line(stdout, stderr, failed=True)
     assert line.startswith("1 failed, 1 passed in ")

@@ -69,7 +69,8 @@ def outcome_line(stdout: str, stderr: str, failed: bool) -> str:
     the runner's summary, and for a failure the line that says why."""
     summary = runner_summary(stdout, stderr, failed)
     if failed:
-        why = last_meaningful(stderr) or last_meaningful(stdout)
+        why = _test_failed(stdout) or _test_failed(stderr)
+        why = why or last_meaningful(stderr) or last_meaningful(stdout)
         if summary and why:
             return f"{summary}: {why}"
         if summary or why:
@@ -116,6 +117,20 @@ def last_meaningful(text: str) -> str | None:
             and not _UNITTEST_VERDICT.fullmatch(line)
             and not _WRAPPERS.fullmatch(line)
         ):
+            return line
+    return None
+
+
+#: pytest's short summary of one failed test: `FAILED test_b.py::test_bad - AssertionError: …`
+#: (in CI, pytest prints the whole message after it, the assertion's own lines included).
+_PYTEST_FAILED = re.compile(r"(FAILED|ERROR) \S+ - .+")
+
+
+def _test_failed(text: str) -> str | None:
+    """The last failed test a runner's short summary names, with why; None when none does."""
+    for raw in reversed(text.splitlines()):
+        line = raw.strip()
+        if _PYTEST_FAILED.fullmatch(line):
             return line
     return None
 
