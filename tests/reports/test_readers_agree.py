@@ -56,6 +56,7 @@ LABELS = {
     "unknown": "running: no outcome yet",
 }
 TIMEOUT = 1.0  # seconds a command may run (the plan's slow calls sleep longer)
+RAN = ("ran", "failed")  # the fates of calls that ran
 OBSERVE = ("collect-info", "test-hypothesis", "verify")
 MUTATE = ("change-state", "setup", "revert", "cleanup")
 
@@ -262,6 +263,10 @@ def check_session(workspace: Path, session_id: str, calls: list[tuple[str, str]]
     assert f"_{words[:1].upper()}{words[1:]}" in rationale, "RATIONALE.md shape"
     titles = [line for line in rationale.splitlines() if re.match(r"### \d+\. ", line)]
     assert [t.rsplit(" · ", 1)[1] for t in titles] == [LABELS[f] for f in fates]
+    reverts = [seq for seq, (act, f) in enumerate(calls, 1) if act == "revert" and f in RAN]
+    dead = rationale.split("## Dead ends\n", 1)[1].split("\n## ", 1)[0]
+    assert [int(n) for n in re.findall(r"^- \*\*Call (\d+)\*\*", dead, re.M)] == reverts
+    assert row["dead_ends_ran"] == reverts
     page_file = workspace / "page.html"
     run_cli("html", "-o", str(page_file), *pick, cwd=workspace)
     page = page_file.read_text(encoding="utf-8")
@@ -282,6 +287,9 @@ def _rationale(workspace: Path, session_id: str) -> Path:
     suppress_health_check=[HealthCheck.too_slow],
 )
 @example([("session", [("mutate", "revert", "denied", True), ("observe", "verify", True)])])
+@example(
+    [("session", [("mutate", "revert", "cancelled", True), ("mutate", "revert", "approved", 0)])]
+)
 @example([("crash",), ("session", [("mutate", "setup", "cancelled", True), ("slow",)])])
 @example([("session", [("reject", "type"), ("compact",), ("mutate", "cleanup", "timeout", 1)])])
 @given(plans)

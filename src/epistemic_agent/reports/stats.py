@@ -15,6 +15,7 @@ from ..journal.records import seq_of
 from ..journal.sessions import Loaded
 from ..journal.spend import BUCKET, dollars, spend_of
 from ..journal.summary import summary
+from ..journal.view import RAN
 from .stats_table import fit, terminal_width, wrapped
 from .trace.model import build
 
@@ -118,7 +119,7 @@ def revert_calls(loaded: Loaded) -> list[dict[str, Any]]:
             continue
         paths = touched(view, declared.get(view.seq, {}))
         if view.act == "revert":
-            done = view.status != "denied"  # a denied revert did not run: it undid nothing
+            done = view.fate in RAN  # a revert that did not run undid nothing
             undoes = {seq for path in paths for seq in changed_by.pop(path, [])} if done else ()
             found.append(_revert(view, paths, sorted(undoes)))
         elif view.status == "denied":

@@ -158,7 +158,7 @@ def _shape(session: Loaded, tally: Counter[str]) -> str:
         for s in [*STATUSES, "flagged"]
         if tally[s]
     )
-    rules = Counter(str(v.rule) for v in session.views if v.status == "rejected")
+    rules = session.tally.rejected
     by_rule = ", ".join(f"<code>{esc(rule)}</code> {n}" for rule, n in rules.most_common())
     said = session.tally.sentence()
     return (

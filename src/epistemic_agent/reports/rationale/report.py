@@ -15,7 +15,7 @@ from ...journal.catalog import listing
 from ...journal.log import JournalError, Position, follow
 from ...journal.records import CallView, seq_of, view_of
 from ...journal.state import SessionState
-from ...journal.view import outcome_fate
+from ...journal.view import RAN, outcome_fate
 from . import beliefs as render_beliefs
 from . import checkpoint, render
 from . import diffs as call_diff
@@ -125,10 +125,10 @@ class Report:
         if end is not None:
             self._dead_changed(seq)
             fate = outcome_fate(record)
-            if fate == "denied":  # a revert a human denied undid nothing: no dead end
-                del self.totals.dead_ends[seq]
+            if fate not in RAN:  # a revert that did not run (denied, cancelled, aborted)
+                del self.totals.dead_ends[seq]  # undid nothing known: no dead end
             else:
-                end["label"] = {"ran": "ok", "failed": "FAILED"}.get(fate, fate.upper())
+                end["label"] = "ok" if fate == "ran" else "FAILED"
 
     def _fold_approval(self, record: Record) -> None:
         seq = seq_of(record)
