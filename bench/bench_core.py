@@ -347,7 +347,7 @@ class Track:
             while self.session.journal.position.last_seq < self.length - WINDOW:
                 self.call()
         with self.session.journal.locked():
-            self.session._publish()
+            self.session._recorder.publish()
 
 
 @dataclass(frozen=True)

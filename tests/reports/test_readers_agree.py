@@ -96,6 +96,7 @@ class Truth:
 
     def __init__(self) -> None:
         self.sessions: dict[str, list[tuple[str, str]]] = {}
+        self.answers: dict[str, Counter[str]] = {}  # the approvers' answers, per session
         self.open: str | None = None  # a session a killed process left open
 
     def continue_or_start(self, session_id: str) -> list[tuple[str, str]]:
@@ -197,7 +198,9 @@ def play(workspace: Path, plan: list[tuple[Any, ...]]) -> Truth:
         settings = Settings(timeout=TIMEOUT)
         with Session(workspace, settings, policy=policy, approver=answers) as session:
             calls = truth.continue_or_start(session.session_id)
+            given = truth.answers.setdefault(session.session_id, Counter())
             for item in step[1]:
+                given.update([item[2]] if item[0] == "mutate" else [])
                 act, fate = play_call(session, answers, item)
                 calls += [(act, fate)] if fate else []
     return truth
@@ -232,7 +235,9 @@ def sentence(calls: list[tuple[str, str]]) -> str:
     return f"{len(calls)} call{'s' if len(calls) != 1 else ''}: " + ", ".join(parts)
 
 
-def check_session(workspace: Path, session_id: str, calls: list[tuple[str, str]]) -> None:
+def check_session(
+    workspace: Path, session_id: str, calls: list[tuple[str, str]], answers: Counter[str]
+) -> None:
     pick = ("--session", session_id)
     fates = [fate for _, fate in calls]
     logged = json.loads(run_cli("log", "--json", *pick, cwd=workspace))
@@ -257,6 +262,12 @@ def check_session(workspace: Path, session_id: str, calls: list[tuple[str, str]]
     assert row["ran"] == sum(counted[f] for f in ("ran", "failed", "cancelled", "aborted"))
     said = run_cli("stats", *pick, cwd=workspace)
     assert f"calls      {sentence(calls)}\n" in said, "stats"
+    assert (row["approved"], row["approval_timeouts"]) == (answers["approved"], answers["timeout"])
+    assert row["denied"] == answers["denied"] + answers["timeout"]
+    approvals = f"{answers['approved']} approved, {answers['denied']} denied by a human"
+    if answers["timeout"]:
+        approvals += f", {answers['timeout']} denied because no one answered in time"
+    assert f"approvals  {approvals}\n" in said, "stats approvals"
     run_cli("report", *pick, cwd=workspace)
     rationale = _rationale(workspace, session_id).read_text(encoding="utf-8")
     words = sentence(calls)
@@ -302,4 +313,4 @@ def test_every_reader_tells_the_story_the_journal_holds(plan: list[tuple[Any, ..
         assert set(listing) == set(truth.sessions), "sessions --json"
         for session_id, calls in truth.sessions.items():
             assert listing[session_id]["calls"] == len(calls), "sessions --json"
-            check_session(workspace, session_id, calls)
+            check_session(workspace, session_id, calls, truth.answers.get(session_id, Counter()))

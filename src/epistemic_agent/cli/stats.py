@@ -175,10 +175,13 @@ def _integrity(row: dict[str, Any]) -> str:
 
 
 def _approvals(row: dict[str, Any]) -> str:
-    """Who said no: a human (approvals) or a policy rule (those calls were rejected)."""
-    by_rule = row["rejections"].get("policy", 0)
-    by_human = row["denied"] - by_rule
+    """Who said no: a human, no one (the approval timed out), or a policy rule (those calls
+    were rejected)."""
+    by_rule, timeouts = row["rejections"].get("policy", 0), row["approval_timeouts"]
+    by_human = row["denied"] - by_rule - timeouts
     text = f"{row['approved']} approved, {by_human} denied by a human"
+    if timeouts:
+        text += f", {timeouts} denied because no one answered in time"
     if by_rule:
         text += f"; {by_rule} call(s) denied by a policy rule (counted as rejected)"
     return text

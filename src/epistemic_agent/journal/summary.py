@@ -43,6 +43,7 @@ def summary(session: Loaded) -> dict[str, Any]:
         "dead_ends": [v.seq for v in views if v.act == "revert" and v.status != "rejected"],
         "approved": tally.approvals.get("approved", 0),
         "denied": tally.approvals.get("denied", 0) + tally.rejected.get("policy", 0),
+        "approval_timeouts": tally.timeouts,
         "fates": {fate: fates.get(fate, 0) for fate in FATES},
         "ran_acts": {act: tally.ran[act] for act in sorted(tally.ran, key=act_order) if act},
         "reverts_ran": len(tally.reverts),

@@ -36,6 +36,7 @@ SUMMED = (
     "reverts_ran",
     "approved",
     "denied",
+    "approval_timeouts",
     "hypotheses",
     "model_calls",
     "model_errors",
