@@ -270,3 +270,61 @@ def test_an_overflow_with_nothing_left_to_shrink_ends_clearly(
     assert "nothing is left to compact" in stop.message
     assert len(server.requests) == 1
     assert of_kind(journal, "compaction") == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("turn"), st.integers(0, 3000), st.booleans()),
+            st.tuples(st.just("estimate"), st.just(0), st.just(False)),
+            st.tuples(st.just("shrink"), st.integers(1000, 20000), st.booleans()),
+            st.tuples(st.just("other list"), st.just(0), st.just(False)),
+        ),
+        max_size=40,
+    )
+)
+def test_the_kept_measure_always_equals_measuring_the_whole_transcript(
+    steps: list[tuple[str, int, bool]],
+) -> None:
+    """The size is kept as the transcript grows (each message measured once), yet after any
+    mix of turns, estimates, compactions (results shrunk, thinking dropped) and a different
+    transcript, it is what measuring every message again would give."""
+    from epistemic_agent.runtime.compaction import size
+
+    compactor = Compactor(context_window=None, output_limit=0, fixed_chars=0, ratio=1.0)
+    messages = transcript([])
+    for n, (what, amount, flag) in enumerate(steps):
+        if what == "turn":  # a user message last: a shrink replaces messages before it
+            messages += [*transcript([amount], thinking=flag)[1:], UserMessage("go on")]
+        elif what == "shrink":
+            compactor.context_window = amount
+            compactor.shrink(messages, "near-limit" if flag else "provider-limit")
+        elif what == "other list":
+            messages = transcript([n * 10, 5])
+        assert compactor.estimate(messages) == size(messages)
+
+
+def test_the_estimate_measures_only_the_new_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The work of an estimate does not grow with the transcript: one new turn is two new
+    messages measured, after 10 turns as after 2,000."""
+    import epistemic_agent.runtime.compaction as compaction
+
+    measured: list[Message] = []
+    real = compaction.message_size
+
+    def counting(message: Message) -> int:
+        measured.append(message)
+        return real(message)
+
+    monkeypatch.setattr(compaction, "message_size", counting)
+    compactor = Compactor(context_window=None, output_limit=0, fixed_chars=0)
+    messages = transcript([])
+    counts = {}
+    for turn in range(1, 2001):
+        messages += transcript([50])[1:]
+        measured.clear()
+        compactor.learn(messages, None)
+        compactor.due(messages)
+        counts[turn] = len(measured)
+    assert counts[10] == counts[2000] == 2

@@ -7,6 +7,7 @@ received, signature included."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import anthropic
@@ -53,7 +54,7 @@ class AnthropicProvider:
         )
         self._sdk = anthropic
 
-    def request(self, system: str, messages: list[Message]) -> dict[str, Any]:
+    def request(self, system: str, messages: Sequence[Message]) -> dict[str, Any]:
         """The request body's parameters (what the SDK serialises)."""
         options = self.options
         cache = options.cache
@@ -71,7 +72,7 @@ class AnthropicProvider:
         return body
 
     def complete(
-        self, system: str, messages: list[Message], sink: StreamSink | None = None
+        self, system: str, messages: Sequence[Message], sink: StreamSink | None = None
     ) -> Turn:
         body = self.request(system, messages)
         create: Any = self.client.messages.create
@@ -91,7 +92,7 @@ def thinking_config(thinking: int | str) -> dict[str, Any]:
     return {"type": "adaptive"}
 
 
-def to_anthropic(messages: list[Message], breakpoints: int = 0) -> list[dict[str, Any]]:
+def to_anthropic(messages: Sequence[Message], breakpoints: int = 0) -> list[dict[str, Any]]:
     """The neutral transcript as Messages turns (consecutive user content is merged). With
     `breakpoints`, the last block of that many newest user turns gets a cache breakpoint: the
     newest caches the whole history for the next request, the one before it is read now."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.errors import ProviderError as ProviderError
@@ -136,7 +136,7 @@ class Provider(Protocol):
     name: str
     model: str
 
-    def complete(self, system: str, messages: list[Message]) -> Turn: ...
+    def complete(self, system: str, messages: Sequence[Message]) -> Turn: ...
 
 
 def http_error(

@@ -6,6 +6,7 @@ history, serialised the same way), so automatic prefix caching applies; `prompt_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.tools import openai_tools
@@ -32,7 +33,7 @@ class OpenAIProvider(OpenAIClient):
     name = "openai"
     streams = True
 
-    def request(self, system: str, messages: list[Message]) -> dict[str, Any]:
+    def request(self, system: str, messages: Sequence[Message]) -> dict[str, Any]:
         options = self.options
         body: dict[str, Any] = {
             "model": self.model,
@@ -51,7 +52,7 @@ class OpenAIProvider(OpenAIClient):
         return body
 
     def complete(
-        self, system: str, messages: list[Message], sink: StreamSink | None = None
+        self, system: str, messages: Sequence[Message], sink: StreamSink | None = None
     ) -> Turn:
         body = self.request(system, messages)
         create: Any = self.client.chat.completions.create
@@ -62,7 +63,7 @@ class OpenAIProvider(OpenAIClient):
         return assemble(events(self._sdk, self.key_hint, stream), sink)
 
 
-def to_openai(messages: list[Message]) -> list[dict[str, Any]]:
+def to_openai(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """The neutral transcript as Chat Completions messages."""
     out: list[dict[str, Any]] = []
     for message in messages:

@@ -6,6 +6,7 @@ their encrypted content, so a reasoning model keeps its chain across tool calls.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.tools import responses_tools
@@ -51,7 +52,7 @@ class OpenAIResponsesProvider(OpenAIClient):
     def reasons(self) -> bool:
         return self.options.info.reasoning or self.options.reasoning_effort is not None
 
-    def request(self, system: str, messages: list[Message]) -> dict[str, Any]:
+    def request(self, system: str, messages: Sequence[Message]) -> dict[str, Any]:
         options = self.options
         body: dict[str, Any] = {
             "model": self.model,
@@ -74,7 +75,7 @@ class OpenAIResponsesProvider(OpenAIClient):
         return body
 
     def complete(
-        self, system: str, messages: list[Message], sink: StreamSink | None = None
+        self, system: str, messages: Sequence[Message], sink: StreamSink | None = None
     ) -> Turn:
         body = self.request(system, messages)
         create: Any = self.client.responses.create
@@ -84,7 +85,7 @@ class OpenAIResponsesProvider(OpenAIClient):
         return assemble(events(self._sdk, self.key_hint, stream), sink, self.key_hint)
 
 
-def to_responses(messages: list[Message]) -> list[dict[str, Any]]:
+def to_responses(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """The neutral transcript as Responses input items."""
     out: list[dict[str, Any]] = []
     for message in messages:

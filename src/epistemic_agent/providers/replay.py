@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ class ReplayProvider:
         self.model = str(self.path)
         self.turns = load_script(self.path)
 
-    def complete(self, system: str, messages: list[Message]) -> Turn:
+    def complete(self, system: str, messages: Sequence[Message]) -> Turn:
         if self.played >= len(self.turns):
             raise ProviderError(
                 f"the script {self.path} has no turn left: all {len(self.turns)} "

@@ -50,6 +50,7 @@ class Compactor:
     fixed_chars: int  # the system prompt and the tool schemas
     ratio: float = TOKENS_PER_CHAR
     done: list[Compaction] = field(default_factory=list)
+    measured: Measure = field(default_factory=lambda: Measure(), compare=False)
 
     @property
     def room(self) -> int | None:
@@ -68,11 +69,11 @@ class Compactor:
             )
 
     def estimate(self, messages: list[Message]) -> int:
-        return math.ceil((self.fixed_chars + size(messages)) * self.ratio)
+        return math.ceil((self.fixed_chars + self.measured.chars(messages)) * self.ratio)
 
     def learn(self, messages: list[Message], input_tokens: int | None) -> None:
         """Calibrate the ratio with the provider's count of the request just sent."""
-        chars = self.fixed_chars + size(messages)
+        chars = self.fixed_chars + self.measured.chars(messages)
         if input_tokens and chars:
             self.ratio = min(max(input_tokens / chars, 0.05), 2.0)
 
@@ -99,11 +100,16 @@ class Compactor:
             items = list(message.results)
             items[position] = new
             messages[index] = ToolResults(tuple(items))
+            self.measured.changed(messages, index)
             results += 1
             removed += len(old.text) - len(new.text)
             if old.seq is not None:
                 seqs.append(old.seq)
-        dropped = 0 if self.estimate(messages) <= goal else drop_reasoning(messages)
+        dropped = 0
+        if self.estimate(messages) > goal:
+            dropped = drop_reasoning(messages)
+            if dropped:
+                self.measured.forget()
         if not results and not dropped:
             return None
         done = Compaction(
@@ -148,18 +154,60 @@ def drop_reasoning(messages: list[Message]) -> int:
     return dropped
 
 
+@struct(frozen=False)
+class Measure:
+    """The transcript's size, kept as it grows: each message is measured once, when it is
+    first seen, so that the estimate before every model call costs the same at any length.
+
+    The transcript only grows at its end, except where this module shrinks it (`changed`,
+    `forget`); a list that is not the one measured (shorter, or another last message) is
+    measured again from the start."""
+
+    count: int = 0  # messages measured, from the first
+    total: int = 0  # their characters
+    sizes: list[int] = field(default_factory=list)
+    last: Message | None = None  # the newest measured, to notice a different list
+
+    def chars(self, messages: list[Message]) -> int:
+        if self.count > len(messages) or (self.count and messages[self.count - 1] is not self.last):
+            self.forget()
+        for index in range(self.count, len(messages)):
+            measured = message_size(messages[index])
+            self.sizes.append(measured)
+            self.total += measured
+        self.count = len(messages)
+        self.last = messages[-1] if messages else None
+        return self.total
+
+    def changed(self, messages: list[Message], index: int) -> None:
+        """Message `index` was replaced in `messages`: measure it again."""
+        if index >= self.count:
+            return
+        measured = message_size(messages[index])
+        self.total += measured - self.sizes[index]
+        self.sizes[index] = measured
+        if index == self.count - 1:
+            self.last = messages[index]
+
+    def forget(self) -> None:
+        self.count = self.total = 0
+        self.sizes = []
+        self.last = None
+
+
 def size(messages: list[Message]) -> int:
     """Characters of the transcript as it will be sent (close enough for an estimate)."""
-    total = 0
-    for message in messages:
-        if isinstance(message, UserMessage):
-            total += len(message.text)
-        elif isinstance(message, AssistantMessage):
-            total += len(message.text) + sum(_arguments(c.arguments) for c in message.calls)
-            total += sum(len(json.dumps(r.native)) for r in message.reasoning)
-        else:
-            total += sum(len(r.text) + 40 for r in message.results)
-    return total
+    return sum(message_size(message) for message in messages)
+
+
+def message_size(message: Message) -> int:
+    """Characters of one message as it will be sent."""
+    if isinstance(message, UserMessage):
+        return len(message.text)
+    if isinstance(message, AssistantMessage):
+        total = len(message.text) + sum(_arguments(c.arguments) for c in message.calls)
+        return total + sum(len(json.dumps(r.native)) for r in message.reasoning)
+    return sum(len(r.text) + 40 for r in message.results)
 
 
 def _arguments(arguments: Any) -> int:

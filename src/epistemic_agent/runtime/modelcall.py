@@ -135,9 +135,9 @@ class ModelCalls:
     def _ask(self, step: int, messages: list[Message]) -> Turn:
         if getattr(self.provider, "streams", False):
             complete: Any = self.provider.complete
-            turn: Turn = complete(self.system, list(messages), _Sink(self.events, step))
+            turn: Turn = complete(self.system, messages, _Sink(self.events, step))
             return turn
-        return self.provider.complete(self.system, list(messages))
+        return self.provider.complete(self.system, messages)  # read, never kept or changed
 
     def _model_error(self, step: int, attempt: int, error: ProviderError, retrying: bool) -> None:
         self.session.event(

@@ -23,6 +23,7 @@ from ..core.structs import field, struct
 from ..providers.base import Message, ProviderError, Turn, Usage, UserMessage
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 ANSWERS = ("verdict", "text", "error")
@@ -102,7 +103,7 @@ class ScriptedSupervisor:
         self.entries = load_verdicts(self.path)
         self._ordered = [e for e in self.entries if "when" not in e and "default" not in e]
 
-    def complete(self, system: str, messages: list[Message]) -> Turn:
+    def complete(self, system: str, messages: Sequence[Message]) -> Turn:
         entry = self._entry(_call_text(messages))
         if entry is None:
             raise ProviderError(
@@ -132,7 +133,7 @@ class ScriptedSupervisor:
         return next((entry for entry in self.entries if entry.get("default") is True), None)
 
 
-def _call_text(messages: list[Message]) -> str:
+def _call_text(messages: Sequence[Message]) -> str:
     """The reviewed call's own words (not the digest of earlier ones), to match `when`."""
     last = messages[-1] if messages else None
     if not isinstance(last, UserMessage):
