@@ -142,8 +142,11 @@ class Pipeline:
     def record_call(
         self, call: Call, effect: Effect | None, decision: Decision, reviewed: Reviewed | None
     ) -> Declared:
-        """Journal the call durably, and show it in the report at once (as running, or
-        waiting for approval), before anything runs."""
+        """Journal the call durably before anything runs. The report shows it at once when
+        it waits for a human or may change the workspace (the act's view then guards that
+        report: docs/security.md); a read-only act shows in the report when it has run, or
+        as running half a second into it (`Recorder.publish_in_flight`): it can write none
+        of the workspace, a new report included."""
         record = call_record(0, call, self.files.store_inputs(call))
         if self.ticket is not None:
             record["ticket"] = self.ticket
@@ -164,7 +167,8 @@ class Pipeline:
                 journal.append({**reviewed.record, "seq": seq}, durable=True)
             journal.append(record, durable=True)
             head = journal.position.head  # what a signed approval binds
-            self.recorder.publish()
+            if call.mutating or decision.decision == "ask" or reviewed is not None:
+                self.recorder.publish()
             running = frozenset(self.recorder.state.history.pending) - {seq}
         if reviewed is not None:
             self.alerting.reviewed(seq, call, reviewed)

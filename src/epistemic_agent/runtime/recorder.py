@@ -44,9 +44,10 @@ class Recorder:
         """The seq the next call would get (read without the lock: a forecast)."""
         return self.journal.position.last_seq + 1
 
-    def record(self, record: Record) -> None:
+    def record(self, record: Record, publish: bool = True) -> None:
         """Append one record (an outcome is scrubbed once more: observed paths, flag
-        messages), not durably, and publish."""
+        messages), not durably, and publish unless told the caller records more at once
+        (a model call's record, followed by its calls or the session's end)."""
         if record.get("kind") == "outcome":
             self.last_outcome = record.get("seq")
             record, redacted = self.guard.scrub(record)
@@ -54,7 +55,8 @@ class Recorder:
                 record["redacted"] = int(record.get("redacted", 0)) + redacted
         with self.journal.locked():
             self.journal.append(record, durable=False)
-            self.publish()
+            if publish:
+                self.publish()
 
     def append(self, record: Record) -> None:
         """Append one record durably (it must outlive a crash: an approval, an end), and

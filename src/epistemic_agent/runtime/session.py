@@ -61,6 +61,8 @@ OutputSink = Callable[[Execution], None]
 DeclaredSink = Callable[[Record], None]  # the call as journaled, before it runs
 
 NEW, OPEN, CLOSED = "new", "open", "closed"
+#: records followed at once by more of the same turn: the report is rendered after those
+FOLLOWED = ("model", "text")
 
 
 class SessionNotOpen(RuntimeError):
@@ -395,4 +397,4 @@ class Session:
             self._stopped = fields.get("reason")
         if redacted:
             scrubbed["redacted"] = redacted
-        recorder.record({"kind": kind, "t": now(), **scrubbed})
+        recorder.record({"kind": kind, "t": now(), **scrubbed}, publish=kind not in FOLLOWED)
