@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import EPISTEMIC
 from ptyterm import Terminal
@@ -224,3 +226,45 @@ def test_the_tail_is_redacted_and_escaped(tmp_path: Path) -> None:
     drawn = "\n".join(printed_lines(console.file.getvalue()))  # type: ignore[attr-defined]
     assert "\\x1b]0;title\\x07" in drawn  # the command's escape shown, not obeyed
     assert "\x07" not in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text(
+                st.characters(blacklist_categories=("Cc", "Cs")) | st.sampled_from("漢字😀é "),
+                max_size=40,
+            ),
+            st.sampled_from(["", "bold", "dim", "red", "bold red"]),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(10, 120),
+)
+def test_a_row_off_a_terminal_is_what_rich_would_print(
+    parts: list[tuple[str, str]], width: int
+) -> None:
+    """Off a terminal the view writes its rows itself (rich adds no colour or cursor there):
+    the characters are the same as rich's, cut at the width with an ellipsis, for any text
+    (wide characters, emoji, marks) and styles."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from epistemic_agent.runtime.live.view import LiveEvents
+
+    line = Text()
+    for text, style in parts:
+        line.append(text, style=style)
+    expected = io.StringIO()
+    Console(file=expected, width=width, highlight=False).print(
+        line, no_wrap=True, overflow="ellipsis"
+    )
+    written = io.StringIO()
+    view = LiveEvents(written)
+    view.console.width = width
+    view._plain_width = width
+    view._row(line)
+    assert written.getvalue() == expected.getvalue()
+    assert view._plain_width is not None  # the direct path ran (a StringIO is no terminal)

@@ -50,6 +50,8 @@ class LiveEvents:
         self._streamed_final = False
         self._declared: set[int] = set()  # calls whose start lines were printed
         self.answer = AnswerTotals()
+        plain = not self.console.is_terminal and self.console.color_system is None
+        self._plain_width = self.console.width if plain else None  # off a terminal: fixed
 
     def follow(self, session: Session) -> None:
         """Tail the session's running commands (their capture files), redacted as the
@@ -96,8 +98,8 @@ class LiveEvents:
             self.activity.stop()
             seq = int(record["seq"])
             self._declared.add(seq)
-            for line in start_lines(record, self.console.width):
-                self.console.print(line, no_wrap=True, overflow="ellipsis")
+            for line in start_lines(record, self._width):
+                self._row(line)
             policy = record.get("policy")
             if isinstance(policy, dict) and policy.get("decision") == "ask":
                 return  # the approver has the terminal: nothing redrawn under its question
@@ -111,14 +113,30 @@ class LiveEvents:
         self.answer.add_call(result)
         if result.seq in self._declared:
             self._declared.discard(result.seq)
-            lines = [finish_line(result, self.console.width)]
+            lines = [finish_line(result, self._width)]
         else:  # refused before it was declared: its own row style, same columns
-            lines = rejection_lines(result, command, self.console.width)
+            lines = rejection_lines(result, command, self._width)
         for line in lines:
-            self.console.print(line, no_wrap=True, overflow="ellipsis")
+            self._row(line)
         review = result.review
         if review is not None and review.get("verdict") != "ok":
             self.console.print(review_line(review), no_wrap=True, overflow="ellipsis")
+
+    @property
+    def _width(self) -> int:
+        return self._plain_width or self.console.width
+
+    def _row(self, line: Text) -> None:
+        """One row, never wrapped: cut at the width with an ellipsis. Off a terminal, where
+        rich adds nothing to the characters (no colour, no cursor), the row is cut as rich
+        cuts it and written directly: the same text, without rich's layout on every call."""
+        if self._plain_width is None or "\n" in line.plain or "\t" in line.plain:
+            self.console.print(line, no_wrap=True, overflow="ellipsis")
+            return
+        cut = line.copy()
+        cut.truncate(self._plain_width, overflow="ellipsis")
+        self.console.file.write(cut.plain + "\n")
+        self.console.file.flush()
 
     def _end_unfinished(self) -> None:
         """Calls whose start was shown and whose end never came: an interruption (a second
