@@ -427,3 +427,39 @@ def test_a_session_without_root_watches_too(tmp_path: Path, mechanism: str) -> N
         assert box.protected.read_text() == ORIGINAL
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_calls_side_by_side_are_each_watched_by_the_one_listening_thread(box: Box) -> None:
+    """An MCP client may run calls side by side: each call's attempts are its own, both are
+    answered while the other runs (neither waits for the other's end), and the session
+    listens with one thread for all calls, not one more per call."""
+    import threading
+
+    from epistemic_agent.execute.sandbox.tripwire_hub import HUB
+
+    box.run("true")  # the listening thread runs from the first call on
+    before = threading.active_count()
+    release = box.scratch / "release"
+    results: dict[str, Execution] = {}
+
+    def call(name: str, command: str) -> None:
+        results[name] = box.run(command)
+
+    slow = f"mv a/b moved-slow; while [ ! -e {release} ]; do sleep 0.01; done"
+    quick = "mv a/b/c moved-quick"
+    first = threading.Thread(target=call, args=("slow", slow))
+    first.start()
+    second = threading.Thread(target=call, args=("quick", quick))
+    second.start()
+    second.join(20)  # the quick call ends while the slow one still runs
+    assert not second.is_alive() and first.is_alive()
+    release.touch()
+    first.join(20)
+    slow_seen = [path for path, _ in attempted(results["slow"])]
+    quick_seen = [path for path, _ in attempted(results["quick"])]
+    assert str(box.ws / "a/b") in slow_seen and str(box.ws / "a/b") not in quick_seen
+    assert str(box.ws / "a/b/c") in quick_seen and str(box.ws / "a/b/c") not in slow_seen
+    for _ in range(5):
+        box.run("true")
+    assert threading.active_count() == before
+    assert HUB._thread is not None and HUB._thread.is_alive()

@@ -8,12 +8,13 @@ record can say that an act tried; a parse of the command cannot (`python3 -c` ca
 How: the confining thread, last of all in `apply.enter` (after no_new_privs and Landlock),
 or the spawning thread before it runs bwrap (`apply.watch_bwrap`), installs a seccomp filter
 (seccomp.py) that sends rename, renameat, renameat2, rmdir, unlink and unlinkat to a
-listener; the act and everything it spawns inherit it. A thread of the
-session (`listen`) receives each call, reads its path arguments from the process's memory,
-resolves them as that process sees them (its root, working directory or directory fd, through
-/proc/PID/...), and records an `Attempt` when a path is a protected, hidden or covered item, a
-folder leading to one (a pinned folder, or any folder above), or a path inside one. Then it
-answers CONTINUE: the kernel does what it would have done, and the mounts make it fail.
+listener; the act and everything it spawns inherit it. The session's listening thread
+(tripwire_hub.py, for every call at once) receives each call, reads its path arguments from
+the process's memory, resolves them as that process sees them (its root, working directory or
+directory fd, through /proc/PID/...), and records an `Attempt` when a path is a protected,
+hidden or covered item, a folder leading to one (a pinned folder, or any folder above), or a
+path inside one. Then it answers CONTINUE: the kernel does what it would have done, and the
+mounts make it fail.
 
 It decides nothing: every watched call goes on as if unwatched (the filter's one refusal,
 io_uring, is explained in seccomp.py). A process can change its path string,
@@ -44,6 +45,7 @@ from typing import TYPE_CHECKING
 from ...core import safepath
 from ...core.structs import struct
 from . import seccomp
+from .tripwire_hub import HUB
 
 if TYPE_CHECKING:
     from .view import View
@@ -104,12 +106,13 @@ class Tripwire:
                     break
                 path = os.path.dirname(path)
         self._listener: int | None = None
-        self._ready = threading.Event()
+        self._served: seccomp.Listener | None = None  # the listener's end, in the hub
+        self._handed = False  # the hub listens for this call
+        self._done = threading.Event()  # ... and has stopped (its listener fd closed)
         self._lock = threading.Lock()
         self._kept: list[Attempt] = []
         self._more = self._unread = 0
         self._unwatched: str | None = None
-        self._thread: threading.Thread | None = None
         self._stop: tuple[int, int] | None = None
         self._result: Attempts | None = None
 
@@ -117,16 +120,16 @@ class Tripwire:
 
     @property
     def listening(self) -> bool:
-        return self._thread is not None
+        return self._stop is not None
 
     def listen(self) -> None:
-        """Start the listener; `install` sends it the filter's fd. Without a `listen` first,
-        `install` installs nothing (a confine run where no one would answer)."""
-        if self.machine is None or self._thread is not None:
+        """Be ready to listen: `install` then hands the filter's fd to the session's listening
+        thread (`_Hub`). Without a `listen` first, `install` installs nothing (a confine run
+        where no one would answer)."""
+        if self.machine is None or self._stop is not None:
             return
+        HUB.start()
         self._stop = os.pipe2(os.O_CLOEXEC)
-        self._thread = threading.Thread(target=self._run, name="epistemic-tripwire", daemon=True)
-        self._thread.start()
 
     def finish(self) -> Attempts:
         """Stop listening (after answering what is pending) and say what was seen. Any process
@@ -138,15 +141,14 @@ class Tripwire:
             why = f"no seccomp filter for {machine} (Linux {release}; x86_64 or aarch64, 5.5+)"
             self._result = Attempts(unwatched=why)
             return self._result
-        if self._thread is None or self._stop is None:
+        if self._stop is None:
             self._result = Attempts(unwatched="no listener was started")
             return self._result
-        os.write(self._stop[1], b"x")
-        self._ready.set()  # wakes a listener still waiting for an install that never came
-        self._thread.join(STOP_WAIT)
-        if self._thread.is_alive():
-            self._note("the listener did not stop in time: what it saw last may be missing")
-        else:
+        if self._handed:
+            os.write(self._stop[1], b"x")
+            if not self._done.wait(STOP_WAIT):
+                self._note("the listener did not stop in time: what it saw last may be missing")
+        if self._done.is_set() or not self._handed:
             for fd in self._stop:
                 os.close(fd)
         with self._lock:
@@ -162,41 +164,55 @@ class Tripwire:
     def install(self) -> None:
         """Filter the calling thread and what it spawns (after no_new_privs). A filter the
         kernel refuses leaves the call unwatched, never unrun: watching decides nothing."""
-        if self._thread is None or self.machine is None:
+        if self._stop is None or self.machine is None:
             return
         try:
             self._listener = seccomp.install(self.machine)
         except OSError as error:  # EACCES: neither CAP_SYS_ADMIN nor no_new_privs
             self._note(f"seccomp refused the filter: {error.strerror}")
-        self._ready.set()
-
-    # -- the listener --------------------------------------------------------------------------
-
-    def _run(self) -> None:
-        self._ready.wait()
-        listener, stop = self._listener, self._stop
-        if listener is None or stop is None:
             return
-        try:
-            self._serve(seccomp.Listener(listener, self.machine or ""), stop[0])
-        except Exception as error:  # closing the fd below turns every waiting call into ENOSYS
-            self._note(f"the listener failed: {error}")
-        finally:
-            os.close(listener)
+        self._handed = True
+        HUB.serve(self)
 
-    def _serve(self, listener: seccomp.Listener, stop: int) -> None:
+    # -- the listener (in the hub's thread) ----------------------------------------------------
+
+    def _begin(self) -> bool:
+        """The hub takes this call: its listener's end; False (closed, done) if it fails."""
+        assert self._listener is not None
+        try:
+            self._served = seccomp.Listener(self._listener, self.machine or "")
+        except Exception as error:
+            self._note(f"the listener failed: {error}")
+            self._close()
+            return False
+        return True
+
+    def _serve_one(self) -> bool:
+        """Answer one pending call; False (closed, done) if the listener failed."""
+        assert self._served is not None
+        try:
+            self._answer(self._served)
+        except Exception as error:  # closing the fd turns every waiting call into ENOSYS
+            self._note(f"the listener failed: {error}")
+            self._close()
+            return False
+        return True
+
+    def _drain(self) -> None:
+        """Stopped, or no process is left that could make a call: answer what came before,
+        then close."""
+        assert self._listener is not None
         poller = select.poll()
-        poller.register(listener.fd, select.POLLIN)
-        poller.register(stop, select.POLLIN)
-        while True:
-            events = dict(poller.poll())
-            if events.get(listener.fd, 0) & select.POLLIN:
-                self._answer(listener)
-            elif events:  # stopped, or no process is left that could make a call
-                break
-        poller.unregister(stop)
-        while any(got & select.POLLIN for _, got in poller.poll(0)):  # what came before
-            self._answer(listener)
+        poller.register(self._listener, select.POLLIN)
+        while any(got & select.POLLIN for _, got in poller.poll(0)):
+            if not self._serve_one():
+                return
+        self._close()
+
+    def _close(self) -> None:
+        if self._listener is not None and not self._done.is_set():
+            os.close(self._listener)
+            self._done.set()
 
     def _answer(self, listener: seccomp.Listener) -> None:
         call = listener.receive()
