@@ -28,7 +28,13 @@ rotates, then `bash -c true` spawned 20 times: the floor), the median over round
 
 Targets (issue 30): ours at most 0.5x mini's per-step cost, read against mini as its CLI runs
 (that is how people use it; the ratio to its loop alone is printed too), and ours at most 4x a
-`bash -c true` spawn measured in the same run.
+`bash -c true` spawn measured in the same run. The exit status is 0 once the tables are
+printed, whatever the verdicts (they are in the tables).
+
+Mini as its CLI runs grows quadratically with the session (it rewrites the whole trajectory
+after each step): at 10,000 steps one session takes the better part of an hour here.
+`--peer-cli-max 1000` leaves it out above 1,000 steps, and the table says so; the peer target is
+then read against mini's loop alone (the stricter reading).
 """
 
 from __future__ import annotations
@@ -252,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     print_table("Machine", ["what", "value"], [list(f) for f in facts], right=2)
     elapsed = time.perf_counter() - began
     print(f"\nTotal bench time {elapsed:.0f} s; load average at the end {load_average()}.")
-    return 0 if all(row[-1] == "PASS" for row in targets) else 1
+    return 0  # the verdicts are in the tables
 
 
 if __name__ == "__main__":
