@@ -32,7 +32,8 @@ Targets (issue 30): ours at most 0.5x mini's per-step cost, read against mini as
 printed, whatever the verdicts (they are in the tables).
 
 Mini as its CLI runs grows quadratically with the session (it rewrites the whole trajectory
-after each step): at 10,000 steps one session takes the better part of an hour here.
+after each step): from its cost at 1,000 steps, one 10,000-step session would take about
+40 minutes here; even its loop alone took over 8 minutes for one (its per-step cost grows too).
 `--peer-cli-max 1000` leaves it out above 1,000 steps, and the table says so; the peer target is
 then read against mini's loop alone (the stricter reading).
 """
