@@ -83,3 +83,31 @@ def test_a_refused_open_leaves_the_session_closed(tmp_path: Path) -> None:
     assert session.closed
     with pytest.raises(SessionNotOpen):
         session.bash("ls", "collect-info", LOOK)
+
+
+def test_an_ended_session_leaves_no_empty_scratch_folder_but_keeps_one_with_files(
+    tmp_path: Path,
+) -> None:
+    """Each session's commands get a scratch folder outside the workspace ($TMPDIR). Once the
+    session has ended no process runs its commands again: left empty, the folder goes (a
+    machine that runs many sessions would keep thousands); with an act's files in it, it
+    stays, files and all. A session that did not end (`exec` continues it) keeps it."""
+    folders = []
+    for keep in (False, True):
+        workspace = tmp_path / f"ws-{keep}"
+        workspace.mkdir()
+        with Session(workspace, Settings(owns_session=True)) as session:
+            command = 'echo kept > "$TMPDIR/note"' if keep else "ls"
+            act = "change-state" if keep else "collect-info"
+            assert session.bash(command, act, LOOK).ok
+            folder = session.scratch_dir()
+            assert folder.is_dir()
+        folders.append(folder)
+    assert not folders[0].exists()
+    assert (folders[1] / "note").read_text() == "kept\n"
+    workspace = tmp_path / "ws-open"
+    workspace.mkdir()
+    with Session(workspace, Settings(owns_session=False)) as session:
+        assert session.bash("ls", "collect-info", LOOK).ok
+        folder = session.scratch_dir()
+    assert folder.is_dir()

@@ -4,6 +4,7 @@ they leave behind; and the alert hooks' commands, confined like an observation."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -57,9 +58,15 @@ class Scratch:
             self._reaper = Reaper()
         return self._reaper
 
-    def discard_capture(self) -> None:
-        for path in self.capture:  # empty capture files kept for reuse until the end
+    def discard(self, ended: bool) -> None:
+        """The process is done with the session: the capture files go (empty ones are kept
+        for reuse until then); and once the session ended (no process will run its commands
+        again), its scratch folder too if they left it empty (with files in it, it stays)."""
+        for path in self.capture:
             path.unlink(missing_ok=True)
+        if ended:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.confinement.scratch)
 
     def run_hook(
         self, command: str, data: bytes, env: dict[str, str], timeout: float

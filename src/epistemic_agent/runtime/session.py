@@ -307,7 +307,7 @@ class Session:
         if self.baseline is not None:
             self.baseline.prune()
         self.journal.close()
-        self._scratch.discard_capture()
+        self._scratch.discard(ended=self._ended)
 
     def end(self) -> None:
         """The process that owns the session (`run`, `repl`, `mcp`) ends it with a `closed`
