@@ -1,12 +1,11 @@
 """The MCP handshake answered before the SDK loads: the same answers as the SDK's own, and
-a clean hand-over of the stream to it."""
+a clean hand-over of the stream to it when a message only the SDK answers comes."""
 
 from __future__ import annotations
 
 import json
 import os
 import select
-import threading
 from typing import Any
 
 import anyio
@@ -15,8 +14,11 @@ import pytest
 from mcp.shared.message import SessionMessage
 
 from conftest import EPISTEMIC
-from epistemic_agent.mcp import front as mcp_front
-from epistemic_agent.mcp.server import Gatekeeper, build_server, handshake_answers
+from epistemic_agent.mcp import handshake
+from epistemic_agent.mcp.front import Front
+from epistemic_agent.mcp.handshake import handshake_answers
+from epistemic_agent.mcp.server import Gatekeeper, build_server
+from epistemic_agent.mcp.wire import Out
 from epistemic_agent.policy.rules import preset
 from mcpclient import INITIALIZED, initialize_request
 
@@ -25,10 +27,10 @@ LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
 def test_the_versions_are_the_sdks() -> None:
-    assert mcp_front.HANDSHAKE_VERSIONS == mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS
-    assert mcp_front.negotiated("2025-06-18") == "2025-06-18"
-    assert mcp_front.negotiated("1999-01-01") == mcp_types.version.LATEST_HANDSHAKE_VERSION
-    assert mcp_front.negotiated(None) == mcp_types.version.LATEST_HANDSHAKE_VERSION
+    assert handshake.HANDSHAKE_VERSIONS == mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS
+    assert handshake.negotiated("2025-06-18") == "2025-06-18"
+    assert handshake.negotiated("1999-01-01") == mcp_types.version.LATEST_HANDSHAKE_VERSION
+    assert handshake.negotiated(None) == mcp_types.version.LATEST_HANDSHAKE_VERSION
 
 
 async def sdk_answers(requested: str, tmp: Any) -> list[dict[str, Any]]:
@@ -66,34 +68,44 @@ async def test_the_front_says_what_the_sdk_says(tmp_path: Any, requested: str) -
     assert answers["tools/list"](None) == listed["result"]
 
 
-def test_the_front_answers_then_hands_the_whole_stream_over() -> None:
+def feed(front: Front, client: int, messages: list[Any]) -> None:
+    """Write the messages (JSON, or raw text) as the client, and let the front read them."""
+    lines = [m if isinstance(m, str) else json.dumps(m) for m in messages]
+    os.write(client, "".join(line + "\n" for line in lines).encode())
+    front.take()
+
+
+def replies(reader: int) -> list[dict[str, Any]]:
+    """What the front wrote so far."""
+    received = b""
+    while select.select([reader], [], [], 0)[0]:
+        received += os.read(reader, 1 << 20)
+    return [json.loads(line) for line in received.splitlines()]
+
+
+def test_the_front_answers_then_hands_the_stream_over_from_initialize() -> None:
     front_reads, client_writes = os.pipe()
     client_reads, front_writes = os.pipe()
-    front = mcp_front.Front(front_reads, front_writes, handshake_answers())
-    ready = threading.Event()
-    worker = threading.Thread(target=front.until, args=(ready,))
-    worker.start()
-    lines = [INITIALIZE, INITIALIZED, LIST]
-    os.write(client_writes, "".join(json.dumps(m) + "\n" for m in lines).encode())
-    received = b""
-    while received.count(b"\n") < 2:  # the answers to initialize and tools/list, at once
-        received += os.read(client_reads, 1 << 20)
-    first, second = (json.loads(line) for line in received.splitlines())
+    front = Front(front_reads, Out(front_writes))
+    feed(front, client_writes, [INITIALIZE, INITIALIZED, LIST])
+    first, second = replies(client_reads)  # the answers to initialize and tools/list, at once
     assert first["id"] == 1 and first["result"]["serverInfo"]["name"] == "epistemic"
     assert second["id"] == 2 and next(t["name"] for t in second["result"]["tools"]) == "bash"
-    ready.set()  # the SDK is loaded: it reads from the first byte
-    worker.join(timeout=10)
+    assert not front.needs_sdk
+    odd = {"jsonrpc": "2.0", "id": 3, "method": "resources/list"}
+    later = {"jsonrpc": "2.0", "id": 4, "method": "ping"}
+    feed(front, client_writes, [odd, later])
+    assert front.needs_sdk and replies(client_reads) == []  # the SDK answers from there on
+    os.write(client_writes, b'{"jsonrpc": "2.0", "id": 5, "met')  # half a line, not yet read
     replay = front.reader()
-    assert [json.loads(replay.readline()) for _ in lines] == lines
+    os.write(client_writes, b'hod": "ping"}\n')
+    read = [json.loads(replay.readline()) for _ in range(5)]
+    assert read == [INITIALIZE, INITIALIZED, odd, later, {**later, "id": 5}]
     wire = front.writer()
-    for number in (1, 2, 3):  # the SDK's replies: two were answered already
+    for number in (1, 3):  # the SDK's replies: the one to initialize is on the wire already
         wire.write(json.dumps({"jsonrpc": "2.0", "id": number, "result": {}}) + "\n")
-    os.close(front_writes)
-    rest = b""
-    while chunk := os.read(client_reads, 1 << 20):
-        rest += chunk
-    assert [json.loads(line)["id"] for line in rest.splitlines()] == [3]
-    for fd in (front_reads, client_writes, client_reads):
+    assert [reply["id"] for reply in replies(client_reads)] == [3]
+    for fd in (front_reads, client_writes, client_reads, front_writes):
         os.close(fd)
 
 
@@ -103,21 +115,13 @@ def test_a_malformed_id_is_left_to_the_sdk(odd: object) -> None:
     to answer: it stays quiet, leaves the line to the SDK and answers what follows."""
     front_reads, client_writes = os.pipe()
     client_reads, front_writes = os.pipe()
-    front = mcp_front.Front(front_reads, front_writes, handshake_answers())
-    ready = threading.Event()
-    worker = threading.Thread(target=front.until, args=(ready,))
-    worker.start()
-    lines = [{**INITIALIZE, "id": odd}, LIST]
-    os.write(client_writes, "".join(json.dumps(m) + "\n" for m in lines).encode())
-    readable, _, _ = select.select([client_reads], [], [], 10)
-    assert readable, "the front answered nothing: it choked on the malformed id"
-    received = os.read(client_reads, 1 << 20)
-    assert [json.loads(line)["id"] for line in received.splitlines()] == [2]
-    ready.set()
-    worker.join(timeout=10)
-    assert not worker.is_alive()
-    replay = front.reader()
-    assert [json.loads(replay.readline()) for _ in lines] == lines
+    front = Front(front_reads, Out(front_writes))
+    feed(front, client_writes, [{**INITIALIZE, "id": odd}, LIST])
+    assert [reply["id"] for reply in replies(client_reads)] == [2]
+    assert front.opening is None and front.held  # the SDK, once loaded, answers it
+    assert json.loads(front.reader().readline()) == {**INITIALIZE, "id": odd}
+    feed(front, client_writes, [INITIALIZE, {**LIST, "id": odd}])  # after initialize: the SDK's
+    assert [reply["id"] for reply in replies(client_reads)] == [1] and front.needs_sdk
     for fd in (front_reads, client_writes, client_reads, front_writes):
         os.close(fd)
 
