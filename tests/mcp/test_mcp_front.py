@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import select
+import subprocess
+import sys
 from typing import Any
 
 import anyio
@@ -13,9 +15,9 @@ import mcp_types
 import pytest
 from mcp.shared.message import SessionMessage
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, eventually
 from epistemic_agent.mcp import handshake
-from epistemic_agent.mcp.front import Front
+from epistemic_agent.mcp.front import ERA_REFUSAL, Front
 from epistemic_agent.mcp.handshake import handshake_answers
 from epistemic_agent.mcp.server import Gatekeeper, build_server
 from epistemic_agent.mcp.wire import Out
@@ -130,11 +132,9 @@ def test_a_client_that_probed_the_newer_era_then_initialized_is_served_in_its_er
     tmp_path: Any,
 ) -> None:
     """Claude Code first sends a 2026-07-28 `server/discover` probe, and falls back to
-    `initialize` when no answer comes in time. The front answers that `initialize` before the
-    SDK has loaded; the SDK must then serve the handshake era too, or it refuses every later
-    call for lacking the newer era's envelope."""
-    import subprocess
-
+    `initialize` when no answer comes in time. The front answers that `initialize`, then
+    serves the handshake era: the probe is refused as the SDK refuses it then, and the calls
+    run (they come without the newer era's envelope)."""
     envelope = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -167,5 +167,139 @@ def test_a_client_that_probed_the_newer_era_then_initialized_is_served_in_its_er
         server.stdin.close()
         server.wait(timeout=30)
     assert replies[1]["result"]["serverInfo"]["name"] == "epistemic"
+    assert replies["probe"]["error"] == {"code": -32600, "message": ERA_REFUSAL}
     assert "error" not in replies[3], replies[3]
     assert replies[3]["result"]["isError"] is False
+
+
+LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
+NO_SDK = """
+import sys
+
+class NoSdk:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("mcp", "mcp_types", "anyio", "pydantic"):
+            raise ImportError(f"{name} may not be imported here")
+
+sys.meta_path.insert(0, NoSdk())
+from epistemic_agent.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def bash(ident: object, command: str, **params: Any) -> dict[str, Any]:
+    arguments = {"command": command, "type": "collect-info", "reason": LOOK}
+    body = {"name": "bash", "arguments": arguments, **params}
+    return {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": body}
+
+
+class Raw:
+    """`epistemic mcp` (or `command`) driven over raw JSON-RPC: what it writes, line by line."""
+
+    def __init__(self, ws: Any, command: list[str] | None = None) -> None:
+        argv = command or [EPISTEMIC]
+        self.ws = ws
+        self.process = subprocess.Popen(
+            [*argv, "mcp", "-C", str(ws), "--progress-interval", "0.2"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ws,
+        )
+        self.lines: list[bytes] = []  # every line, notifications included
+
+    def send(self, *messages: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())
+        self.process.stdin.flush()
+
+    def until(self, ident: object) -> bytes:
+        """The reply to request `ident` (the lines before it are kept too)."""
+        assert self.process.stdout is not None
+        while True:
+            readable, _, _ = select.select([self.process.stdout], [], [], 60)
+            assert readable, f"no reply to {ident!r}; so far {self.lines}"
+            line = self.process.stdout.readline()
+            assert line, f"the server ended before it answered {ident!r}"
+            self.lines.append(line)
+            if json.loads(line).get("id") == ident and "method" not in json.loads(line):
+                return line
+
+    def end(self) -> tuple[int, str]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()
+        self.lines += self.process.stdout.read().splitlines(keepends=True)
+        code = self.process.wait(timeout=30)
+        assert self.process.stderr is not None
+        err = self.process.stderr.read().decode()
+        self.process.stdout.close()
+        self.process.stderr.close()
+        return code, err
+
+
+def a_session(server: Raw, sdk_first: bool) -> dict[object, bytes]:
+    """The same session, served by the front or (`sdk_first`: a method only the SDK answers
+    comes first) by the SDK: each request's reply, as bytes."""
+    server.send(INITIALIZE, INITIALIZED)
+    server.until(1)
+    if sdk_first:
+        server.send({"jsonrpc": "2.0", "id": "sdk", "method": "resources/list"})
+        server.until("sdk")
+    envelope = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+    requests: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+        {"jsonrpc": "2.0", "id": "p2", "method": "ping", "params": {"_meta": {"a": 1}}},
+        bash(3, "printf 'h\\xc3\\xa9 \"q\"\\t\\\\'; echo err >&2"),
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "nope"}},
+        bash(5, "sleep 0.5", _meta={"progressToken": "tok", "claudecode/toolUseId": "t1"}),
+        bash("env", "true", _meta=envelope),
+    ]
+    replies = {}
+    for request in requests:
+        server.send(request)
+        replies[request["id"]] = server.until(request["id"])
+    server.send(bash(6, "sleep 30"))
+    declared = lambda: any(r["command"] == "sleep 30" for r in journal_calls(server))  # noqa: E731
+    eventually(declared, "the long call's declaration")
+    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 6}})
+    server.send(bash(7, "true"))
+    replies[7] = server.until(7)
+    code, err = server.end()
+    assert code == 0, err
+    assert not [line for line in server.lines if json.loads(line).get("id") == 6]  # unanswered
+    beats = [line for line in server.lines if b"notifications/progress" in line]
+    assert beats, server.lines
+    replies["first beat"] = beats[0]
+    return replies
+
+
+def journal_calls(server: Raw) -> list[dict[str, Any]]:
+    path = os.path.join(server.ws, ".epistemic", "journal.jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        records = [json.loads(line) for line in handle]
+    return [record for record in records if record["kind"] == "call"]
+
+
+def test_the_front_says_what_the_sdk_says_in_a_session(tmp_path: Any) -> None:
+    """Byte for byte: results, a rejection, progress, ping, the newer era refused, and a
+    cancelled call never answered."""
+    (tmp_path / "front").mkdir()
+    (tmp_path / "sdk").mkdir()
+    front = a_session(Raw(tmp_path / "front"), sdk_first=False)
+    sdk = a_session(Raw(tmp_path / "sdk"), sdk_first=True)
+    assert front == sdk
+
+
+def test_a_session_is_served_without_the_sdk(ws: Any) -> None:
+    """The SDK (and pydantic) cannot even be imported: the handshake, calls, progress and
+    cancellation are all served."""
+    served = a_session(Raw(ws, [sys.executable, "-P", "-c", NO_SDK]), sdk_first=False)
+    assert json.loads(served[3])["result"]["isError"] is False
+    assert json.loads(served[7])["result"]["isError"] is False
+    records = [json.loads(line) for line in (ws / ".epistemic" / "journal.jsonl").open()]
+    seq = next(r["seq"] for r in records if r["kind"] == "call" and r["command"] == "sleep 30")
+    outcome = next(r for r in records if r["kind"] == "outcome" and r["seq"] == seq)
+    assert outcome["cancelled"] is True and outcome["cancelled_by"] == "probe", outcome
+    assert records[-1]["kind"] == "closed"
