@@ -202,3 +202,31 @@ def test_the_session_opens_once_the_client_has_introduced_itself(ws: Path) -> No
     assert server.returncode == 0, err
     assert [record["kind"] for record in journal(ws)] == ["session", "closed"]
     assert b"connection closed; the session is journaled" in err
+
+
+def test_a_session_that_cannot_open_fails_each_call_with_why(ws: Path) -> None:
+    """It opens as the client connects, in vain: the first call fails with the reason (as a
+    JSON-RPC error, as the SDK answers a handler that raised), and the next tries again."""
+    (ws / ".epistemic").write_text("a file where the record's folder should be\n")
+    server = subprocess.Popen(
+        [EPISTEMIC, "mcp", "-C", str(ws)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write((json.dumps(initialize_request()) + "\n").encode())
+    server.stdin.flush()
+    assert json.loads(server.stdout.readline())["id"] == 1
+    errors = []
+    for ident in (3, 4):
+        server.stdin.write((json.dumps(tool_call(ident, "true")) + "\n").encode())
+        server.stdin.flush()
+        reply = json.loads(server.stdout.readline())
+        assert reply["id"] == ident, reply
+        errors.append(reply["error"])
+    _, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err
+    for error in errors:
+        assert error["code"] == 0 and "Not a directory" in error["message"], error
+    assert err.count(b"NotADirectoryError") >= 2  # each attempt, with its traceback
