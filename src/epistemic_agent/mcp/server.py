@@ -10,6 +10,7 @@ stderr while the server runs); this module logs to stderr only.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from functools import cache, partial
@@ -21,6 +22,7 @@ from ..core.cancel import Cancel
 from ..core.tools import TOOL_SPECS
 from ..core.version import __version__
 from ..effects.tables import classifier
+from ..execute.observe.registry import observer_class
 from ..runtime.results import Settings
 from ..runtime.session import Session
 from . import PROGRESS_EVERY
@@ -82,10 +84,10 @@ class Gatekeeper:
         return result.for_model(), failed
 
     def begin(self, client: dict[str, Any]) -> None:
-        """Open the session now, before any call, and ready the gate's command classifier
-        (its program tables and the bash parser): the first call then costs what the others
-        do. What stops the session opening is kept for the first call, which fails with it as
-        if it had opened the session itself; the next call tries again."""
+        """Open the session now, before any call, and load what the first act would load on
+        its way (`_ready_for_acts`): the first call then costs about what the others do.
+        What stops the session opening is kept for the first call, which fails with it as if
+        it had opened the session itself; the next call tries again."""
         with self.lock:
             if self._closed or self.session is not None:
                 return
@@ -94,7 +96,8 @@ class Gatekeeper:
             except Exception as error:
                 self._failed = error
                 return
-            classifier()("true")
+            with contextlib.suppress(Exception):  # the first act meets, and says, what fails
+                _ready_for_acts()
 
     def _open(self, client: dict[str, Any]) -> Session:
         if self._failed is not None:
@@ -147,6 +150,17 @@ class Gatekeeper:
         with self.lock:
             if self.session is not None:
                 self.session.close()
+
+
+def _ready_for_acts() -> None:
+    """Load what an act loads the first time, while the client is still thinking: the gate's
+    command classifier (its program tables and the bash parser), the observer of the
+    workspace and the tripwire of the act's confinement. They are loaded late for the sake
+    of `exec`'s start-up; a server's session runs acts until it ends."""
+    from ..execute.sandbox.tripwire import Tripwire  # noqa: F401 - loaded, for the first act
+
+    classifier()("ls")
+    observer_class("fanotify")
 
 
 def _client_of(ctx: Any) -> dict[str, Any]:
