@@ -163,14 +163,18 @@ def test_a_second_signal_while_closing_loses_nothing(ws: Path) -> None:
     assert records[-2]["cancelled"] is True
 
 
-def test_a_signal_before_the_sdk_is_ready_opens_nothing(ws: Path) -> None:
+def test_a_signal_right_after_the_handshake_leaves_nothing_open(ws: Path) -> None:
+    """The session opens once the policy is in force and the client has introduced itself;
+    a signal that comes first opens nothing (tests/mcp/test_mcp_start.py holds the policy
+    back to see it), one that comes later closes the session, with no call in it."""
     server = Server(ws)
     server.send(initialize_request("a-client", "1"))
-    assert server.answer()["id"] == 1  # the front answered; the SDK may still be loading
+    assert server.answer()["id"] == 1
     server.end("SIGTERM")
     code, err = server.finish()
     assert code == 0 and "ended by SIGTERM" in err, err
-    assert not (ws / ".epistemic" / "journal.jsonl").exists()
+    kinds = [r["kind"] for r in journal(ws)]
+    assert kinds in ([], ["session", "closed"]), kinds
 
 
 def server_pid(ws: Path) -> int:

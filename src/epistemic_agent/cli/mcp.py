@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,33 +45,44 @@ def register(sub: Any) -> None:
 
 
 def _cmd_mcp(args: Any) -> int:
-    from ..core.errors import SupervisorUnavailable, UsageError
-    from ..execute.sandbox.confinement import probe, unmet, warning
+    from ..core.errors import UsageError
     from ..execute.sandbox.platform import detect
-    from ..journal.catalog import for_writing
-    from ..mcp.server import Gatekeeper, serve
-    from ..policy.rules import PolicyError
-    from ..runtime.guard import workspace_policy
-    from ..runtime.options import chosen_policy, session_choice
-    from ..runtime.provenance import refusal
+    from ..mcp.serving import serve
 
     directory = Path(args.directory).resolve()
     if not directory.is_dir():
         raise UsageError(f"workspace {args.directory} is not a directory")
     if args.approval_timeout is not None and not args.approval_timeout > 0:
         raise UsageError("--approval-timeout must be a positive number of seconds")
+    if not args.progress_interval > 0:
+        raise UsageError("--progress-interval must be a positive number of seconds")
+    detect()  # while the process has one thread: it may enter a user namespace (confinement)
+    serve(partial(_gatekeeper, args, directory))  # raises what _gatekeeper raised
+    return 0
+
+
+def _gatekeeper(args: Any, directory: Path) -> Any:
+    """The policy, loaded and checked, and the gatekeeper that applies it: in a thread, while
+    the front answers the client's handshake (mcp/serving.py). Whatever stops the server
+    here stops it with the same error as it always did, before any call runs."""
+    from ..core.errors import SupervisorUnavailable, UsageError
+    from ..execute.sandbox.confinement import probe, unmet, warning
+    from ..execute.sandbox.platform import detect
+    from ..journal.catalog import for_writing
+    from ..mcp.server import Gatekeeper
+    from ..policy.rules import PolicyError
+    from ..runtime.guard import workspace_policy
+    from ..runtime.options import chosen_policy, session_choice, supervisor_error, ticket_of
+    from ..runtime.provenance import refusal
+    from ..runtime.session import supervisor_for
+
     named = chosen_policy(args)
     policy = named or workspace_policy(directory)  # a bad policy stops here
     policy.check_signers()
-    confinement = probe(detect(), directory, policy.writable)  # before the SDK starts threads
+    confinement = probe(detect(), directory, policy.writable)
     problem = unmet(policy.require_confinement, confinement)
     if problem is not None:
         raise PolicyError(f"{policy.source}: {problem}")
-    if not args.progress_interval > 0:
-        raise UsageError("--progress-interval must be a positive number of seconds")
-    from ..runtime.options import supervisor_error, ticket_of
-    from ..runtime.session import supervisor_for
-
     try:
         supervisor = supervisor_for(policy, args.supervisor)
     except SupervisorUnavailable as error:
@@ -92,5 +104,4 @@ def _cmd_mcp(args: Any) -> int:
     note = warning(confinement)
     if note is not None:
         print(note, file=sys.stderr)
-    serve(keeper)
-    return 0
+    return keeper

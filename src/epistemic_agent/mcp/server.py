@@ -1,10 +1,11 @@
 """`epistemic mcp`: the four epistemic tools served over the Model Context Protocol (stdio), so
 any MCP client's agent goes through the same gate, policy, journal, report and enforcement.
 
-Built on the official `mcp` SDK's low-level server (2.x), which lets the tools keep exactly
-the JSON Schemas the built-in agent uses. Tool calls run one at a time, in a worker thread
-(commands and approvals block). The SDK points fd 1 at stderr while it serves, so nothing but
-protocol messages reaches stdout; this module logs to stderr only.
+The gatekeeper runs the calls, one at a time, in worker threads (commands and approvals
+block), whoever serves them: the front (front.py, calls.py), or the official `mcp` SDK's
+low-level server (2.x), for what the front leaves to it, built here with exactly the JSON
+Schemas the built-in agent uses. Nothing but protocol messages reaches stdout (fd 1 points at
+stderr while the server runs); this module logs to stderr only.
 """
 
 from __future__ import annotations
@@ -20,50 +21,24 @@ from typing import TYPE_CHECKING
 from ..core.cancel import Cancel
 from ..core.tools import TOOL_SPECS
 from ..core.version import __version__
-from ..runtime.prompt import system_prompt
+from ..effects.tables import classifier
+from ..execute.observe.registry import observer_class
 from ..runtime.results import Settings
 from ..runtime.session import Session
 from . import PROGRESS_EVERY
-from .front import Front, Stop, divert_stdout, negotiated
+from .handshake import ANNOTATIONS, SERVER_NAME, instructions
 
 if TYPE_CHECKING:
     from typing import Any
 
     from ..policy.rules import Policy
-
-SERVER_NAME = "epistemic"
-#: MCP tool annotations (hints for the client): what each tool may do to the workspace.
-ANNOTATIONS: dict[str, dict[str, bool]] = {
-    "bash": {"read_only": False, "destructive": True, "idempotent": False, "open_world": True},
-    "read_file": {"read_only": True, "destructive": False, "idempotent": True, "open_world": False},
-    "write_file": {
-        "read_only": False,
-        "destructive": True,
-        "idempotent": True,
-        "open_world": False,
-    },
-    "str_replace_edit": {
-        "read_only": False,
-        "destructive": True,
-        "idempotent": False,
-        "open_world": False,
-    },
-}
-INSTRUCTIONS_TAIL = (
-    "\nUse these tools instead of any built-in shell or file tools: every call is checked, "
-    "journaled and may need a human's approval. A call that comes back as an error starting "
-    "with REJECTED or DENIED did not run; read the message, fix the call or change course."
-)
-
-
-def instructions() -> str:
-    """The server's instructions: the built-in agent's system prompt, plus how to use them."""
-    return system_prompt() + INSTRUCTIONS_TAIL
+    from .stop import Stop
+    from .streams import Replay, Wire
 
 
 class Gatekeeper:
-    """Opens the session on the first tool call (after the handshake, so the header can name
-    the client) and runs calls one at a time."""
+    """Opens the session once the client has introduced itself (`begin`: its header names the
+    client), or else at the first tool call, and runs calls one at a time."""
 
     def __init__(
         self,
@@ -87,6 +62,7 @@ class Gatekeeper:
         self.progress_every = PROGRESS_EVERY
         self.session_choice: str | None = None  # --session: None starts a new session
         self.ticket: str | None = None  # --ticket
+        self._failed: Exception | None = None  # why `begin` could not open the session
 
     def call(
         self, name: str, arguments: object, client: dict[str, Any], cancel: Cancel | None = None
@@ -107,7 +83,26 @@ class Gatekeeper:
         failed = result.status in ("rejected", "denied", "cancelled") or not result.ok
         return result.for_model(), failed
 
+    def begin(self, client: dict[str, Any]) -> None:
+        """Open the session now, before any call, and load what the first act would load on
+        its way (`_ready_for_acts`): the first call then costs about what the others do.
+        What stops the session opening is kept for the first call, which fails with it as if
+        it had opened the session itself; the next call tries again."""
+        with self.lock:
+            if self._closed or self.session is not None:
+                return
+            try:
+                self._open(client)
+            except Exception as error:
+                self._failed = error
+                return
+            with contextlib.suppress(Exception):  # the first act meets, and says, what fails
+                _ready_for_acts()
+
     def _open(self, client: dict[str, Any]) -> Session:
+        if self._failed is not None:
+            failed, self._failed = self._failed, None
+            raise failed
         if self.session is None:
             settings = Settings(
                 approval_timeout=self.approval_timeout,
@@ -155,6 +150,17 @@ class Gatekeeper:
         with self.lock:
             if self.session is not None:
                 self.session.close()
+
+
+def _ready_for_acts() -> None:
+    """Load what an act loads the first time, while the client is still thinking: the gate's
+    command classifier (its program tables and the bash parser), the observer of the
+    workspace and the tripwire of the act's confinement. They are loaded late for the sake
+    of `exec`'s start-up; a server's session runs acts until it ends."""
+    from ..execute.sandbox.tripwire import Tripwire  # noqa: F401 - loaded, for the first act
+
+    classifier()("ls")
+    observer_class("fanotify")
 
 
 def _client_of(ctx: Any) -> dict[str, Any]:
@@ -237,92 +243,14 @@ async def _keep_alive(ctx: Any, every: float) -> None:
         await ctx.session.report_progress(beats, None, message)
 
 
-def handshake_answers() -> dict[str, Any]:
-    """What the front answers before the SDK is ready: exactly what the SDK would say."""
-
-    def initialize(params: Any) -> dict[str, Any]:
-        requested = params.get("protocolVersion") if isinstance(params, dict) else None
-        return {
-            "capabilities": {"tools": {"listChanged": False}},
-            "instructions": instructions(),
-            "protocolVersion": negotiated(requested),
-            "serverInfo": {"name": SERVER_NAME, "version": __version__},
-        }
-
-    def list_tools(params: Any) -> dict[str, Any]:
-        return {"tools": [_tool_json(spec) for spec in TOOL_SPECS]}
-
-    return {"initialize": initialize, "tools/list": list_tools}
-
-
-def _tool_json(spec: Any) -> dict[str, Any]:
-    hints = ANNOTATIONS[spec.name]
-    return {
-        "annotations": {
-            "destructiveHint": hints["destructive"],
-            "idempotentHint": hints["idempotent"],
-            "openWorldHint": hints["open_world"],
-            "readOnlyHint": hints["read_only"],
-            "title": spec.name,
-        },
-        "description": spec.description,
-        "inputSchema": spec.parameters,
-        "name": spec.name,
-    }
-
-
-def serve(keeper: Gatekeeper) -> None:
-    """Serve over stdio until the client closes the connection or ends the server with a
-    signal: the front answers the handshake at once (front.py) while the SDK loads, then the
-    SDK serves the rest. Either way the session is closed before this returns."""
-    wire = divert_stdout()
-    keeper.stop = stop = Stop()
-    stop.install()
-    ready = threading.Event()
-    loaded: dict[str, Any] = {}
-    threading.Thread(target=_load_sdk, args=(keeper, loaded, ready), daemon=True).start()
-    front = Front(0, wire, handshake_answers(), stop)
-    front.until(ready)
-    if stop.fired():  # ended before the SDK was ready: no call was served, no session opened
-        with contextlib.suppress(OSError):
-            print(f"epistemic mcp: ended by {stop.name}", file=sys.stderr, flush=True)
-        return
-    ready.wait()
-    if "error" in loaded:
-        raise loaded["error"]
-    anyio, stdio_server, server = loaded["anyio"], loaded["stdio_server"], loaded["server"]
+def run_sdk(keeper: Gatekeeper, reader: Replay, writer: Wire) -> None:
+    """Serve the rest of the connection with the SDK (front.py hands it over)."""
+    loaded = sdk()
+    anyio, server = loaded.anyio, build_server(keeper)
 
     async def main() -> None:
-        streams = {
-            "stdin": anyio.wrap_file(front.reader(keeper.disconnected.set)),
-            "stdout": anyio.wrap_file(front.writer()),
-        }
-        async with stdio_server(**streams) as (read_stream, write_stream):
+        streams = {"stdin": anyio.wrap_file(reader), "stdout": anyio.wrap_file(writer)}
+        async with loaded.stdio_server(**streams) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    try:
-        anyio.run(main)
-    finally:
-        keeper.close()
-        stop.ignore()
-        said = "epistemic mcp: connection closed; the session is journaled"
-        if stop.fired():
-            said = f"epistemic mcp: ended by {stop.name}; the session is journaled"
-        if keeper.session is not None:  # an anchor in the client's log, outside the workspace
-            position = keeper.session.journal.position
-            said += f"\nepistemic mcp: journal head {position.head} (line {position.lines})"
-        with contextlib.suppress(OSError):  # a client that ended us may have closed stderr
-            print(said, file=sys.stderr, flush=True)  # one write: the client may end us soon
-
-
-def _load_sdk(keeper: Gatekeeper, loaded: dict[str, Any], ready: threading.Event) -> None:
-    """Import the SDK and build the server (in a thread, while the front answers)."""
-    try:
-        found = sdk()
-        loaded.update(
-            anyio=found.anyio, stdio_server=found.stdio_server, server=build_server(keeper)
-        )
-    except BaseException as error:  # reported by the main thread
-        loaded["error"] = error
-    finally:
-        ready.set()
+    anyio.run(main)
