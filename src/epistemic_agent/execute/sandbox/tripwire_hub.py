@@ -19,12 +19,22 @@ import contextlib
 import os
 import select
 import threading
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .tripwire import Tripwire
+from typing import Protocol
 
 _IN = select.POLLIN
+
+
+class Tripwire(Protocol):
+    """What the hub needs of a call's tripwire (tripwire.py)."""
+
+    _listener: int | None
+    _stop: tuple[int, int] | None
+
+    def _begin(self) -> bool: ...
+    def _serve_one(self) -> bool: ...
+    def _drain(self) -> None: ...
+    def _close(self) -> None: ...
+    def _note(self, why: str) -> None: ...
 
 
 class Hub:
