@@ -51,6 +51,7 @@ from scripted_sessions import (
     machine,
     new_workspace,
     outcome_times,
+    parse_counts,
     print_table,
     remove,
     run_session,
@@ -195,10 +196,8 @@ def growth_and_floor(name: str, at: dict[int, float], floor: float) -> list[list
 
 
 def parse_calls(text: str) -> tuple[int, ...]:
-    calls = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
-    if len(calls) < 2 or calls[0] < 2:
-        raise argparse.ArgumentTypeError("two or more lengths of at least 2, e.g. 200,10000")
-    return calls
+    why = "two or more lengths of at least 2, e.g. 200,10000"
+    return parse_counts(text, least=2, fewest=2, why=why)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -62,6 +62,7 @@ from scripted_sessions import (
     load_average,
     machine,
     new_workspace,
+    parse_counts,
     print_table,
     remove,
     run_session,
@@ -210,10 +211,8 @@ def ours_runner(folder: Path, in_force: InForce) -> Callable[[int], float]:
 
 
 def parse_steps(text: str) -> tuple[int, ...]:
-    steps = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
-    if not steps or steps[0] < 1:
-        raise argparse.ArgumentTypeError("step counts are positive integers, e.g. 50,200")
-    return steps
+    why = "step counts are positive integers, e.g. 50,200"
+    return parse_counts(text, least=1, fewest=1, why=why)
 
 
 def main(argv: list[str] | None = None) -> int:

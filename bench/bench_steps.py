@@ -23,10 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +31,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from scripted_sessions import bash_floor, new_workspace, remove, write_script
 
 WINDOW = 100
 
@@ -124,50 +123,22 @@ def instrumented(timers: Timers) -> Iterator[None]:
             setattr(owner, method, original)
 
 
-def script(calls: int, act: str) -> list[dict[str, Any]]:
-    turns: list[dict[str, Any]] = [
-        {
-            "calls": [
-                {
-                    "tool": "bash",
-                    "args": {
-                        "command": "true",
-                        "type": act,
-                        "reason": f"confirm the shell still answers, probe {n}",
-                    },
-                }
-            ]
-        }
-        for n in range(calls)
-    ]
-    return [*turns, {"final": "done"}]
-
-
 def run_session(calls: int, act: str, root: Path) -> Timers:
     from epistemic_agent.cli.app import main
 
-    workspace = root / f"ws-{calls}-{act}"
-    workspace.mkdir()
-    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-    path = root / f"script-{calls}-{act}.json"
-    path.write_text(json.dumps(script(calls, act)), encoding="utf-8")
+    workspace = new_workspace("bench-steps-")
+    path = write_script(calls, root, act)
     timers = Timers()
     argv = ["run", "--model", f"replay:{path}", "--max-steps", str(calls + 10)]
     argv += ["-C", str(workspace), "--no-color", "probe"]
-    with instrumented(timers), contextlib.redirect_stdout(io.StringIO()):
-        code = main(argv)
+    try:
+        with instrumented(timers), contextlib.redirect_stdout(io.StringIO()):
+            code = main(argv)
+    finally:
+        remove(workspace)
     if code != 0 or timers.calls != calls:
         raise SystemExit(f"the session ended with {code} after {timers.calls} of {calls} calls")
     return timers
-
-
-def spawn_floor(runs: int) -> float:
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(["bash", "-c", "true"], check=True)
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples) * 1000
 
 
 def table(timers: Timers, lengths: list[int], floor: float) -> None:
@@ -206,9 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     act = "change-state" if args.mutating else "collect-info"
     lengths = [200, calls] if calls > 200 else [calls]
     with tempfile.TemporaryDirectory(prefix="bench-steps-") as folder:
-        floor = spawn_floor(200)
+        floor = bash_floor(200) * 1000
         timers = run_session(calls, act, Path(folder))
-        floor = (floor + spawn_floor(200)) / 2
+        floor = (floor + bash_floor(200) * 1000) / 2
     print(f"## Per-step breakdown: {calls:,} calls of `true` declared {act}\n")
     load = os.getloadavg()[0]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {load:.2f}\n")

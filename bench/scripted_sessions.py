@@ -7,6 +7,7 @@ Not a benchmark itself: the two scripts import it (a script's own folder is firs
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
@@ -27,17 +28,17 @@ REASON = "confirm the shell still answers, probe {}"
 TASK = "Check that the shell answers, once per step, then finish."
 
 
-def bash_call(index: int) -> dict[str, Any]:
-    """The scripted model's tool call number `index`: `true`, declared as collect-info."""
-    args = {"command": "true", "type": "collect-info", "reason": REASON.format(index)}
+def bash_call(index: int, act: str = "collect-info") -> dict[str, Any]:
+    """The scripted model's tool call number `index`: `true`, declared as `act`."""
+    args = {"command": "true", "type": act, "reason": REASON.format(index)}
     return {"tool": "bash", "args": args}
 
 
-def write_script(calls: int, folder: Path) -> Path:
+def write_script(calls: int, folder: Path, act: str = "collect-info") -> Path:
     """A replay script of `calls` turns of one `true` each, then a final answer."""
-    turns: list[dict[str, Any]] = [{"calls": [bash_call(n)]} for n in range(1, calls + 1)]
+    turns: list[dict[str, Any]] = [{"calls": [bash_call(n, act)]} for n in range(1, calls + 1)]
     turns.append({"final": "done"})
-    path = folder / f"script-{calls}.json"
+    path = folder / f"script-{calls}-{act}.json"
     path.write_text(json.dumps(turns), encoding="utf-8")
     return path
 
@@ -116,6 +117,15 @@ def run_session(script: Path, calls: int, in_force: InForce | None = None) -> tu
 
 def remove(workspace: Path) -> None:
     shutil.rmtree(workspace, ignore_errors=True)
+
+
+def parse_counts(text: str, least: int, fewest: int, why: str) -> tuple[int, ...]:
+    """Comma-separated counts for argparse, sorted: at least `fewest` of them, each at least
+    `least`; else `why` is the error."""
+    counts = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    if len(counts) < fewest or counts[0] < least:
+        raise argparse.ArgumentTypeError(why)
+    return counts
 
 
 def bash_floor(count: int) -> float:

@@ -41,6 +41,7 @@ MARK = b"FORGED"  # never written literally by a command: each builds it from tw
 PAYLOAD = "FOR''GED"  # bash joins the halves: the command text never holds the mark
 CHANGE = "make the change that is part of the deliverable here"
 LOOK = "look at what is in the workspace before changing it"
+HYPOTHESIS = "I believe the report stays out of reach; if a write lands, that is refuted"
 POLICY = 'default = "allow"\n'
 OFF = "forced off by the test"
 
@@ -1079,6 +1080,33 @@ def test_the_report_a_command_outlasts_a_render_of_stays_read_only(
         )
         result = session.bash(command, "change-state", CHANGE)
         assert result.stdout.startswith("seen\n"), result  # it saw the render
+    report = (box.ws / "RATIONALE.md").read_bytes()
+    assert MARK not in report and not (box.ws / "moved").exists()
+    assert_verifies(box)
+
+
+@pytest.mark.parametrize("mechanism", [*STRONG, "landlock"])
+@pytest.mark.parametrize("act", ["collect-info", "test-hypothesis", "verify"])
+def test_a_report_rendered_while_a_read_only_act_runs_is_beyond_its_reach(
+    make_box: object, mechanism: str, act: str
+) -> None:
+    """A read-only act's call is not rendered before it runs: the render half a second into it
+    swaps in a report file its view never bound. Its view lets it write nothing in the
+    workspace, so that file is as far out of its reach as the one before: appending, writing
+    through an open descriptor, moving and removing it all fail."""
+    box = make_box(mechanism)  # type: ignore[operator]
+    with box.session() as session:
+        session.bash("true", "collect-info", LOOK)
+        attempts = "; ".join(
+            operations("RATIONALE.md")[name] for name in ("append", "python", "overwrite")
+        )
+        command = (
+            "sleep 1.5; grep -q 'running: no outcome yet' RATIONALE.md && echo seen; "
+            f"{attempts}; mv -f RATIONALE.md moved; rm -f RATIONALE.md; exit 0"
+        )
+        reason = HYPOTHESIS if act == "test-hypothesis" else LOOK
+        result = session.bash(command, act, reason)
+        assert result.stdout.startswith("seen\n"), result  # the render happened as it ran
     report = (box.ws / "RATIONALE.md").read_bytes()
     assert MARK not in report and not (box.ws / "moved").exists()
     assert_verifies(box)

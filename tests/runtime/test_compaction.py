@@ -290,7 +290,7 @@ def test_the_kept_measure_always_equals_measuring_the_whole_transcript(
     """The size is kept as the transcript grows (each message measured once), yet after any
     mix of turns, estimates, compactions (results shrunk, thinking dropped) and a different
     transcript, it is what measuring every message again would give."""
-    from epistemic_agent.runtime.compaction import size
+    from epistemic_agent.runtime.compaction import message_size
 
     compactor = Compactor(context_window=None, output_limit=0, fixed_chars=0, ratio=1.0)
     messages = transcript([])
@@ -302,7 +302,7 @@ def test_the_kept_measure_always_equals_measuring_the_whole_transcript(
             compactor.shrink(messages, "near-limit" if flag else "provider-limit")
         elif what == "other list":
             messages = transcript([n * 10, 5])
-        assert compactor.estimate(messages) == size(messages)
+        assert compactor.estimate(messages) == sum(message_size(m) for m in messages)
 
 
 def test_the_estimate_measures_only_the_new_messages(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -195,13 +195,8 @@ class Measure:
         self.last = None
 
 
-def size(messages: list[Message]) -> int:
-    """Characters of the transcript as it will be sent (close enough for an estimate)."""
-    return sum(message_size(message) for message in messages)
-
-
 def message_size(message: Message) -> int:
-    """Characters of one message as it will be sent."""
+    """Characters of one message as it will be sent (close enough for an estimate)."""
     if isinstance(message, UserMessage):
         return len(message.text)
     if isinstance(message, AssistantMessage):
