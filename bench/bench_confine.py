@@ -37,7 +37,7 @@ from epistemic_agent.execute.sandbox.confinement import Confinement
 from epistemic_agent.execute.sandbox.platform import Platform, detect
 from epistemic_agent.execute.shell import run_shell
 from epistemic_agent.policy.file import load_policy
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session.session import Session, Settings
 
 LIMIT = 4.0
 LOOK = "learn what the workspace holds before changing it"

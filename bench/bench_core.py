@@ -54,9 +54,9 @@ from epistemic_agent.execute.shell import Execution, run_shell
 from epistemic_agent.journal.log import FORMAT_VERSION, Position, Record, encode, line_hash
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.reports.rationale.report import rebuild
-from epistemic_agent.runtime import session as session_module
-from epistemic_agent.runtime import shell_step
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session import session as session_module
+from epistemic_agent.session import shell_step
+from epistemic_agent.session.session import Session, Settings
 
 WINDOW = 100  # calls timed at the end of each session length
 SEED = 20_240_611
@@ -695,7 +695,7 @@ class ColdStart:
 
 
 #: What `epistemic exec` imports, without doing anything: isolates import cost from the rest.
-IMPORTS_ONLY = "import shlex, epistemic_agent.cli, epistemic_agent.runtime.session"
+IMPORTS_ONLY = "import shlex, epistemic_agent.cli, epistemic_agent.session.session"
 #: The standard-library modules those pull in that cost most: a floor for the imports.
 STDLIB_FLOOR = "import argparse, dataclasses, hashlib, json, pathlib, shlex, subprocess, typing"
 

@@ -38,11 +38,11 @@ WINDOW = 100
 
 # (label, module, class or None for a module's function, method): the steps of one call,
 # outermost first
-R, X = "epistemic_agent.runtime.", "epistemic_agent.execute."
+A, R, X = "epistemic_agent.agent.", "epistemic_agent.session.", "epistemic_agent.execute."
 STEPS: list[tuple[str, str, str | None, str]] = [
-    ("model call (scripted) and its record", R + "modelcall", "ModelCalls", "complete"),
-    ("  compaction's estimate", R + "compaction", "Compactor", "learn"),
-    ("  model record + publish", R + "modelcall", "ModelCalls", "_journal"),
+    ("model call (scripted) and its record", A + "modelcall", "ModelCalls", "complete"),
+    ("  compaction's estimate", A + "compaction", "Compactor", "learn"),
+    ("  model record + publish", A + "modelcall", "ModelCalls", "_journal"),
     ("call, every step", R + "pipeline", "Pipeline", "call"),
     ("  check (gate, effects, prechecks)", R + "pipeline", "Pipeline", "check"),
     ("  decide (policy, supervisor)", R + "pipeline", "Pipeline", "decide"),

@@ -15,7 +15,7 @@ of producing plausible numbers.
 
 What is counted comes from the product's single sources, never from copies:
 
-* the system prompt: `epistemic_agent.runtime.prompt.system_prompt()`;
+* the system prompt: `epistemic_agent.agent.prompt.system_prompt()`;
 * the tools as they travel on the wire: `openai_tools()` and `anthropic_tools()` serialised the
   way both SDKs serialise request bodies (`json.dumps(..., separators=(",", ":"),
   ensure_ascii=False)`: openai `_utils/_json.py::openapi_dumps`, anthropic
@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from epistemic_agent.agent.prompt import system_prompt
 from epistemic_agent.core.tools import REASON_HELP, TOOL_SPECS, anthropic_tools, openai_tools
 from epistemic_agent.core.vocabulary import ACTS
-from epistemic_agent.runtime.prompt import system_prompt
 
 TARGET = 750
 #: The concept's reference implementation (act list repeated three times); quoted, not measured.

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session.session import Session, Settings
 
 REASON = "Benchmark edit: the change itself is what is being measured, nothing else."
 ACTS = {

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from conftest import PROXY_VARS, SDK_VARS
+from epistemic_agent.agent.loop import Agent, AgentConfig, Stop
 from epistemic_agent.providers import Provider, make_provider
 from epistemic_agent.providers.base import ModelOptions
 from epistemic_agent.providers.models import ModelInfo, lookup
-from epistemic_agent.runtime.agent import Agent, AgentConfig, Stop
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 from fakeserver import FakeServer
 from wire import MODEL, Call, Tokens, Wire
 

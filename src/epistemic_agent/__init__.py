@@ -9,7 +9,7 @@ from .core.version import __version__
 if TYPE_CHECKING:
     from typing import Any
 
-    from .runtime.session import CallResult, Session, Settings
+    from .session.session import CallResult, Session, Settings
 
 __all__ = ["CallResult", "Session", "Settings", "__version__"]
 
@@ -17,7 +17,7 @@ __all__ = ["CallResult", "Session", "Settings", "__version__"]
 def __getattr__(name: str) -> Any:
     """Import the session machinery only when it is used (keeps `epistemic` start-up fast)."""
     if name in ("CallResult", "Session", "Settings"):
-        from .runtime import session
+        from .session import session
 
         return getattr(session, name)
     raise AttributeError(name)

@@ -108,7 +108,7 @@ def test_the_floor_is_the_standard_library_exec_loads_and_nothing_of_the_package
     floor = module.floor_subject(ours)
     assert module.wall(floor) > 0 and floor.label == module.FLOOR
     everything = module.loaded_modules(ours)
-    assert set(names) < set(everything) and "epistemic_agent.runtime.session" in everything
+    assert set(names) < set(everything) and "epistemic_agent.session.session" in everything
     assert module.wall(module.imports_subject(ours)) > 0
 
 

@@ -19,7 +19,7 @@ from epistemic_agent.benchmark import TASKS_DIR, judgelib
 from epistemic_agent.benchmark.hiding import git_folders, out_siblings, plan
 from epistemic_agent.benchmark.judge import Private, launcher_argv
 from epistemic_agent.benchmark.peek import Watch
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session.session import Session, Settings
 from mechanisms import confined_by
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")

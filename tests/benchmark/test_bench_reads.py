@@ -23,7 +23,7 @@ from epistemic_agent.benchmark import TASKS_DIR
 from epistemic_agent.benchmark.peek_record import pattern
 from epistemic_agent.benchmark.readable import allow_list
 from epistemic_agent.execute.sandbox.platform import Platform
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session.session import Session, Settings
 from mechanisms import FOUND, confined_by
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")

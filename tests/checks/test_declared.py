@@ -29,8 +29,8 @@ from epistemic_agent.execute.sandbox.platform import Platform, detect
 from epistemic_agent.gate.check import RULES
 from epistemic_agent.journal.log import JournalError
 from epistemic_agent.reports.rationale import mdsafe
-from epistemic_agent.runtime import shell_step as session_module
-from epistemic_agent.runtime.session import CallResult, Session, Settings
+from epistemic_agent.session import shell_step as session_module
+from epistemic_agent.session.session import CallResult, Session, Settings
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="enforcement is Linux-only")
 
@@ -757,7 +757,7 @@ def test_regression_tmpdir_inside_the_workspace(ws: Path, monkeypatch: pytest.Mo
 def test_regression_flag_listed_twice_after_resuming_from_a_page_checkpoint(ws: Path) -> None:
     script = """
 import os, sys
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 session = Session(sys.argv[1]).open()
 for _ in range(100):  # one full page of cheap calls (rejected: reason too short)
     assert session.bash("true", "collect-info", "short").status == "rejected"

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import EPISTEMIC, epistemic
 from epistemic_agent.cli import app as cli
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 #: Kills the `epistemic` process running it (bash execs into python, whose parent it is).
 SLOW = "sleep 30"

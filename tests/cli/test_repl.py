@@ -211,12 +211,12 @@ def test_slash_commands(ws: Path, tmp_path: Path) -> None:
 def test_new_starts_a_session_and_the_agent_goes_on_in_it(ws: Path, tmp_path: Path) -> None:
     import io
 
+    from epistemic_agent.agent.live.view import LiveEvents
+    from epistemic_agent.agent.loop import Agent
     from epistemic_agent.cli import main
     from epistemic_agent.cli.repl import Repl
     from epistemic_agent.providers.replay import ReplayProvider
-    from epistemic_agent.runtime.agent import Agent
-    from epistemic_agent.runtime.live.view import LiveEvents
-    from epistemic_agent.runtime.session import Session, Settings
+    from epistemic_agent.session.session import Session, Settings
 
     played = script(tmp_path, answers(2))
     session = Session(ws, Settings(owns_session=True), {"model": "replay", "mode": "repl"}).open()

@@ -52,7 +52,7 @@ NOT_ON_A_CACHED_CALL = (
     "epistemic_agent.effects.classify",
     "epistemic_agent.effects.programs",
     "epistemic_agent.providers",
-    "epistemic_agent.runtime.supervisor",
+    "epistemic_agent.supervisor.model",
     "html",
     "epistemic_agent.reports.html",
 )

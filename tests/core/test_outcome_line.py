@@ -191,8 +191,8 @@ def test_the_excerpt_is_one_line_of_what_was_printed_and_never_longer_than_its_c
 
 def test_the_live_view_and_the_record_pick_the_same_line(tmp_path: Path) -> None:
     """The live view's ✗ line shows what the outcome record keeps, from the same picker."""
-    from epistemic_agent.runtime.live.rows import finish_line
-    from epistemic_agent.runtime.results import CallResult
+    from epistemic_agent.agent.live.rows import finish_line
+    from epistemic_agent.session.results import CallResult
 
     (tmp_path / "test_b.py").write_text(FAILING)
     stdout, stderr, code = run(tmp_path, "-m", "pytest", "-q", "-p", "no:cacheprovider")

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from epistemic_agent.core.redact import Redactor
 from epistemic_agent.core.redact_assign import ANNOTATION
 from epistemic_agent.reports.bundle.export import export
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 MARKER = "[REDACTED:secret-assignment]"
 SECRET = "hun" + "ter2-" + "Xq9"  # a value of no known token format

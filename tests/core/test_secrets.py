@@ -14,7 +14,7 @@ import pytest
 from conftest import EPISTEMIC
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.policy.file import load_policy
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 LOOK = "Check which credentials this job sees before calling the deploy API."
 CHANGE = "The deploy script needs its configuration written next to it."

@@ -18,7 +18,7 @@ from conftest import EPISTEMIC
 from epistemic_agent.core.tokens_text import tokens_line, total_input
 from epistemic_agent.journal.spend import spend_of
 from epistemic_agent.reports.rationale.render import model_line
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session.session import Session, Settings
 
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 #: The same request as each provider reports it: Anthropic's input_tokens leaves the cache out.

@@ -32,7 +32,7 @@ from epistemic_agent.execute.sandbox import confinement as confine
 from epistemic_agent.execute.sandbox.platform import Platform, detect
 from epistemic_agent.journal.log import JournalError
 from epistemic_agent.journal.verify import verify_journal
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session.session import Session, Settings
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
 
@@ -475,7 +475,7 @@ DRIVER = textwrap.dedent(
     from epistemic_agent.execute.sandbox.platform import Platform
     from epistemic_agent.effects.classify import Effect
     from epistemic_agent.effects.cache import EffectCache
-    from epistemic_agent.runtime.session import Session, Settings
+    from epistemic_agent.session.session import Session, Settings
     EffectCache.classify = lambda self, command: Effect("unknown", dynamic=True)  # blind gate
     ws, spec, act, command = sys.argv[1:5]
     platform = Platform(*json.loads(spec))
@@ -898,7 +898,7 @@ def test_exec_and_doctor_say_what_does_not_hold(
 ) -> None:
     from epistemic_agent.cli import app as cli
     from epistemic_agent.execute.sandbox import platform as confine_platform
-    from epistemic_agent.runtime import opening as session_module
+    from epistemic_agent.session import opening as session_module
 
     box = make_box("landlock")  # type: ignore[operator]
     weak = box.platform
@@ -925,7 +925,7 @@ def test_what_a_killed_session_captured_is_kept_scrubbed_and_its_leftovers_remov
     driver = textwrap.dedent(
         f"""
         import sys
-        from epistemic_agent.runtime.session import Session
+        from epistemic_agent.session.session import Session
         session = Session(sys.argv[1]).open()
         session.bash("echo '{secret}'; sleep 60", "change-state", "make the change here now")
         """
@@ -1024,7 +1024,7 @@ KILLED_DRIVER = textwrap.dedent(
     """
     import json, sys
     from epistemic_agent.execute.sandbox.platform import Platform
-    from epistemic_agent.runtime.session import Session, Settings
+    from epistemic_agent.session.session import Session, Settings
     ws, spec, command = sys.argv[1:4]
     with Session(ws, Settings(platform=Platform(*json.loads(spec)))) as session:
         session.bash(command, "change-state", "start the build and its helpers, then wait")

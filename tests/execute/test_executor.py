@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from epistemic_agent.runtime.session import CallResult, Session, Settings
+from epistemic_agent.session.session import CallResult, Session, Settings
 
 REASON = "learn what this prints in the current workspace"
 EDIT_REASON = "make the greeting match what the specification asks for"
@@ -435,7 +435,7 @@ def test_a_symlink_swapped_in_after_the_check_leads_nowhere(
 ) -> None:  # fmt: skip
     """The race a precheck by name cannot close: the folder is real when checked and a
     symlink (out of the workspace, or into its record) when the tool opens it."""
-    import epistemic_agent.runtime.pipeline as session_module
+    import epistemic_agent.session.pipeline as session_module
 
     where = tmp_path / "elsewhere" if target == "outside" else ws / ".epistemic"
     where.mkdir(exist_ok=True)
@@ -492,7 +492,7 @@ def test_capture_files_are_removed_when_the_session_closes(ws: Path) -> None:
     ["setsid -f sleep {marker}", "( ( sleep {marker} & ) & )", "nohup setsid sleep {marker} &"],
 )
 def test_a_session_stops_processes_that_escape_the_group(tmp_path: Path, escape: str) -> None:
-    from epistemic_agent.runtime.session import Session
+    from epistemic_agent.session.session import Session
 
     marker = f"31.{os.getpid()}{len(escape)}"
     with Session(tmp_path) as session:

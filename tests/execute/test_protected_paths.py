@@ -30,7 +30,7 @@ from epistemic_agent.effects.classify import Effect
 from epistemic_agent.execute.sandbox import confinement as confine
 from epistemic_agent.execute.sandbox.platform import Platform, detect
 from epistemic_agent.policy.file import load_policy
-from epistemic_agent.runtime.session import Settings
+from epistemic_agent.session.session import Settings
 from sshkeys import new_key, signer_line
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")

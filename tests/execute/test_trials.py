@@ -25,7 +25,7 @@ from epistemic_agent.execute.sandbox import platform as confine_platform
 from epistemic_agent.execute.sandbox.layouts import unprotected
 from epistemic_agent.execute.sandbox.platform import Platform
 from epistemic_agent.policy.rules import PolicyError
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session.session import Session, Settings
 from mechanisms import FOUND, confined_by
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")

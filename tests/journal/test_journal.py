@@ -30,8 +30,8 @@ from epistemic_agent.journal.reading import read_records
 from epistemic_agent.journal.records import merge_calls
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.journal.writer import JournalWriter
-from epistemic_agent.runtime import shell_step as session_module
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session import shell_step as session_module
+from epistemic_agent.session.session import Session, Settings
 from journalfiles import anchor_of, journal_of, sha
 
 REASON = "learn what the workspace contains before changing it"
@@ -207,7 +207,7 @@ def test_writer_refuses_a_journal_that_shrank_under_it(tmp_path: Path) -> None:
 KILLED_SESSION = textwrap.dedent(
     """
     import sys
-    from epistemic_agent.runtime.session import Session
+    from epistemic_agent.session.session import Session
 
     with Session(sys.argv[1]) as session:
         session.bash(
@@ -330,7 +330,7 @@ def test_blobs_stored_before_a_kill_are_kept_with_the_recovered_outcome(tmp_path
 def test_a_recovered_call_says_how_much_output_came_after_what_is_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from epistemic_agent.runtime import recovery
+    from epistemic_agent.session import recovery
 
     def still_written(source: Path, limit: int | None = None) -> Any:
         found = copy_of(source, limit)  # stdout: as if 7 more bytes had come as it was read
@@ -442,7 +442,7 @@ WORKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from epistemic_agent.runtime.session import Session
+    from epistemic_agent.session.session import Session
 
     ws, worker, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     while not (ws / "go").exists():

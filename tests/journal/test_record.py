@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from conftest import epistemic_strict
 from epistemic_agent.journal.record_check import PROBLEMS, check_record
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 from journalfiles import journal_of, sha
 
 LOOK = "see what the workspace holds before changing anything"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import epistemic_strict
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 LOOK = "see what the workspace holds before changing anything"
 

@@ -9,6 +9,7 @@ from typing import Any, get_args
 
 import pytest
 
+from epistemic_agent.agent.loop import EXIT_CODES
 from epistemic_agent.core.vocabulary import ACT_NAMES
 from epistemic_agent.journal.record_fields import check_fields
 from epistemic_agent.journal.schema import (
@@ -24,7 +25,6 @@ from epistemic_agent.journal.schema.registry import CHAIN
 from epistemic_agent.journal.writer import JournalWriter
 from epistemic_agent.policy.alerts import EVENTS
 from epistemic_agent.policy.supervisor import ON_ERROR, ROLE
-from epistemic_agent.runtime.agent import EXIT_CODES
 
 T = "2026-11-30T11:27:33.123Z"
 STOP: dict[str, Any] = {"kind": "stop", "t": T, "reason": "finished", "message": "done", "steps": 2}

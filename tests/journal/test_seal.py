@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import epistemic_strict
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 from sshkeys import new_key
 
 KEYGEN = shutil.which("ssh-keygen")

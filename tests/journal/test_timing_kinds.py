@@ -16,7 +16,7 @@ import pytest
 import epistemic_agent
 from epistemic_agent.journal.log import Position, Record, follow
 from epistemic_agent.journal.timing import TIMED_KINDS, wall_time
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 PACKAGE = Path(epistemic_agent.__file__).parent
 #: Kinds that appear in the code but are never written: what a reader calls a line it cannot

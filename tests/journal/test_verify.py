@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from conftest import EPISTEMIC
 from epistemic_agent.journal.log import GENESIS
 from epistemic_agent.journal.verify import verify_journal
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 from journalfiles import anchor_of, journal_of, sha
 
 REASONS = (

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from conftest import EPISTEMIC
+from epistemic_agent.agent.prompt import system_prompt
 from epistemic_agent.core.tools import TOOL_SPECS
 from epistemic_agent.journal.verify import verify_journal
-from epistemic_agent.runtime.prompt import system_prompt
 from mcpclient import INITIALIZED, connect, initialize_request
 
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from epistemic_agent.approvals.request import Answer, Request
 from epistemic_agent.policy.alerts import Alerts, Hook
 from epistemic_agent.policy.file import load_policy
-from epistemic_agent.runtime.approval import Answer, Request
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session.session import Session, Settings
 
 pytestmark = pytest.mark.usefixtures("systmp")
 

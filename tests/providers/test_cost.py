@@ -375,7 +375,7 @@ def test_the_documented_table_is_the_built_in_one() -> None:
 def test_the_cost_survives_a_rebuild_and_a_resumed_session(
     server: FakeServer, tmp_path: Path
 ) -> None:
-    from epistemic_agent.runtime.session import Session
+    from epistemic_agent.session.session import Session
 
     session_with_costs(server, tmp_path, SONNET)
     report = tmp_path / "RATIONALE.md"

@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 
 from conftest import KEY, epistemic
+from epistemic_agent.agent.prompt import system_prompt
 from epistemic_agent.cli import app as cli
 from epistemic_agent.providers import ProviderError, make_provider
 from epistemic_agent.providers.anthropic_messages import AnthropicProvider
 from epistemic_agent.providers.openai_chat import OpenAIProvider
 from epistemic_agent.providers.openai_responses import OpenAIResponsesProvider
 from epistemic_agent.providers.replay import ReplayProvider
-from epistemic_agent.runtime.prompt import system_prompt
 from fakeserver import FakeServer
 from providerkit import (
     REASON,

@@ -222,7 +222,7 @@ def test_a_failed_response_event_is_a_provider_error(server: FakeServer, tmp_pat
 def test_the_live_view_prints_text_as_it_arrives_and_escapes_it() -> None:
     from rich.console import Console
 
-    from epistemic_agent.runtime.live.view import LiveEvents
+    from epistemic_agent.agent.live.view import LiveEvents
 
     out = io.StringIO()
     live = LiveEvents(out)

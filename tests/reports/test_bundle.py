@@ -21,7 +21,7 @@ import pytest
 from conftest import epistemic
 from epistemic_agent.checks.lint import CHECKS
 from epistemic_agent.cli import app as cli
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session.session import Session, Settings
 
 LOOK = "learn what this prints in the current workspace"
 CHANGE = "make the change that is part of the deliverable"

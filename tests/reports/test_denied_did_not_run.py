@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from epistemic_agent import cli
+from epistemic_agent.agent.events import JsonEvents
+from epistemic_agent.agent.live.view import LiveEvents
+from epistemic_agent.agent.loop import Stop
+from epistemic_agent.approvals.request import Answer, Request
 from epistemic_agent.core.cancel import Cancel
 from epistemic_agent.policy.rules import preset
-from epistemic_agent.runtime.agent import Stop
-from epistemic_agent.runtime.approval import Answer, Request
-from epistemic_agent.runtime.events import JsonEvents
-from epistemic_agent.runtime.live.view import LiveEvents
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 WHY = "take back the marker change because it broke the build"
 LOOK = "see which files the workspace holds before changing anything"

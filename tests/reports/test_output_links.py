@@ -11,7 +11,7 @@ from conftest import epistemic
 from epistemic_agent.core.layout import Layout
 from epistemic_agent.journal import sessions
 from epistemic_agent.reports.rationale.pages import Pages
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 ESC = "\x1b"
 HOSTILE = f"{ESC}[31mred{ESC}[0m `tick` <script>alert(1)</script> [x](http://e.vil) **b**"

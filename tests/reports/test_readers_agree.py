@@ -30,11 +30,11 @@ from hypothesis import strategies as st
 
 from conftest import EPISTEMIC, cli_env
 from epistemic_agent import cli
+from epistemic_agent.approvals.request import Answer, Request
 from epistemic_agent.core.cancel import Cancel
 from epistemic_agent.policy.rules import preset
-from epistemic_agent.runtime.approval import Answer, Request
-from epistemic_agent.runtime.results import Settings
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.results import Settings
+from epistemic_agent.session.session import Session
 
 WHY = "check what the workspace holds at this point of the work"
 BELIEF = "I believe the workspace is as expected; a failure would mean the belief is wrong"

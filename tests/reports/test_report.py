@@ -18,7 +18,7 @@ from conftest import EPISTEMIC, epistemic
 from epistemic_agent.gate.check import Call, check
 from epistemic_agent.journal.records import call_record, outcome_record
 from epistemic_agent.reports.rationale.report import Report
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 REASON = "learn what this prints in the current workspace"
 HYPOTHESIS = "I believe the file holds one line; if it holds two that belief is refuted"

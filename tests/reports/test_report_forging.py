@@ -19,7 +19,7 @@ from epistemic_agent.journal.records import CallView
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.journal.view import Tally
 from epistemic_agent.reports.rationale import mdsafe, render
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 LOOK = "see what the workspace holds before changing anything"
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])

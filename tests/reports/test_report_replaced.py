@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 REASON = "learn what this prints in the current workspace"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from conftest import epistemic
 from epistemic_agent.reports import sentences
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 ESC = "\x1b"
 HOSTILE = f"see {ESC}[31mred{ESC}[0m `tick` <script>alert(1)</script> [bold]x[/] done"

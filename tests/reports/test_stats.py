@@ -21,7 +21,7 @@ from epistemic_agent.journal.records import CallView
 from epistemic_agent.policy.rules import preset
 from epistemic_agent.reports.diff import align
 from epistemic_agent.reports.stats import SUMMED
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 GUESS = "I believe the marker is absent; if `test -e` succeeds, that belief is refuted."

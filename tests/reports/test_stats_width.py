@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import EPISTEMIC
 from epistemic_agent.reports.stats_table import fit
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
 CHANGE = "The report asks for a marker file; creating it is the change itself."

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from conftest import epistemic
+from epistemic_agent.approvals.request import Answer, Request
 from epistemic_agent.policy.rules import preset
-from epistemic_agent.runtime.approval import Answer, Request
-from epistemic_agent.runtime.session import Session, Settings
+from epistemic_agent.session.session import Session, Settings
 
 CHANGE = "The report asks for this edit; making it is the change itself, nothing more."
 CHECK = "Run the program to confirm the edits so far behave as the task asks of them."

@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 from conftest import epistemic
+from epistemic_agent.approvals.request import Answer, Request
 from epistemic_agent.core.vocabulary import ACT_NAMES
 from epistemic_agent.journal import sessions
 from epistemic_agent.policy.rules import preset
 from epistemic_agent.reports.html import page as html_report
 from epistemic_agent.reports.html.assets import JS, SCRIPT_HASH
 from epistemic_agent.reports.marks import ACT_COLOURS, status_of
-from epistemic_agent.runtime.approval import Answer, Request
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 CHROMIUM = "/usr/bin/chromium"
 HOSTILE = "echo '</script><img src=x onerror=alert(1)>'"

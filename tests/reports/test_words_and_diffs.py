@@ -26,7 +26,7 @@ from epistemic_agent.reports.html.calls import diff_html_for
 from epistemic_agent.reports.rationale import diffs as call_diff
 from epistemic_agent.reports.rationale.mdsafe import visible
 from epistemic_agent.reports.rationale.report import Report
-from epistemic_agent.runtime.session import Session
+from epistemic_agent.session.session import Session
 
 CHROMIUM = "/usr/bin/chromium"
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])

@@ -190,9 +190,9 @@ def _hiding(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any]:
-    from ..runtime.agent import Agent, AgentConfig
-    from ..runtime.guard import workspace_policy
-    from ..runtime.session import Session, Settings
+    from ..agent.loop import Agent, AgentConfig
+    from ..session.guard import workspace_policy
+    from ..session.session import Session, Settings
 
     spec = args.model or os.environ.get("EPISTEMIC_MODEL")
     if not spec:
@@ -240,8 +240,8 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     events = _events(args)
     agent = Agent(session, provider, config, events)
     if getattr(args, "resume", None) is not None:
+        from ..agent.resume import rebuild
         from ..journal.reading import read_records
-        from ..runtime.resume import rebuild
 
         records, _ = read_records(session.layout.journal)
         agent.messages = rebuild(records, session.layout.evidence, settings.output_limit)
@@ -269,7 +269,7 @@ def _chosen_session(args: argparse.Namespace) -> str | None:
 def _supervisor(args: argparse.Namespace, policy: Any) -> Any:
     """The supervisor --supervisor or the policy names, started now: a bad one is a usage
     error before the model is asked anything."""
-    from ..runtime.session import supervisor_for as make
+    from ..session.session import supervisor_for as make
 
     try:
         return make(policy, args.supervisor)
@@ -296,8 +296,8 @@ def _ticket(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _events(args: argparse.Namespace) -> Any:
-    from ..runtime.events import JsonEvents
-    from ..runtime.live.view import LiveEvents
+    from ..agent.events import JsonEvents
+    from ..agent.live.view import LiveEvents
 
     if getattr(args, "json", False):
         return JsonEvents()

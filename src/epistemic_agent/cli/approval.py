@@ -15,9 +15,9 @@ from ..runtime.options import session_choice, workspace_option
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..runtime.approval_sessions import Place
+    from ..approvals.sessions import Place
 
-#: The exit status of `approve` and `deny` for each outcome (runtime/approval_answer.py).
+#: The exit status of `approve` and `deny` for each outcome (approvals/answer.py).
 EXIT_ANSWER = {"accepted": 0, "closed": 1, "refused": 3, "absent": 4, "unheard": 5}
 DEFAULT_WAIT = 10.0
 MAX_WAIT = 86400
@@ -87,7 +87,7 @@ def _session_option(parser: argparse.ArgumentParser, help: str) -> None:
 
 
 def _places(args: argparse.Namespace) -> list[Place]:
-    from ..runtime.approval_sessions import places
+    from ..approvals.sessions import places
 
     directory = Path(args.directory)
     if not directory.is_dir():
@@ -99,8 +99,8 @@ def _places(args: argparse.Namespace) -> list[Place]:
 
 
 def _cmd_pending(args: argparse.Namespace) -> int:
-    from ..runtime.approval import visible
-    from ..runtime.approval_sessions import waiting
+    from ..approvals.request import visible
+    from ..approvals.sessions import waiting
 
     requests = waiting(_places(args))
     if args.json:
@@ -127,8 +127,8 @@ def _cmd_pending(args: argparse.Namespace) -> int:
 
 
 def _cmd_answer(args: argparse.Namespace) -> int:
-    from ..runtime.approval_answer import ABSENT, Given, give, verdict
-    from ..runtime.approval_sessions import folder_for
+    from ..approvals.answer import ABSENT, Given, give, verdict
+    from ..approvals.sessions import folder_for
 
     if args.seq <= 0:
         raise UsageError("SEQ is a call number: 1 or more")

@@ -195,7 +195,7 @@ def _check_supervisor(spec: str) -> None:
     """The supervisor can start (spec, script, key) before any task runs."""
     from ..policy.supervisor import SupervisorSpec
     from ..providers import ProviderError
-    from ..runtime.supervisor import make_supervisor
+    from ..supervisor.model import make_supervisor
 
     try:
         make_supervisor(SupervisorSpec(spec))

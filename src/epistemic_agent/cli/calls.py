@@ -71,7 +71,7 @@ def register_tool(sub: Any) -> None:
 
 
 def _open_session(args: argparse.Namespace) -> Any:
-    from ..runtime.session import Session, Settings
+    from ..session.session import Session, Settings
 
     directory = Path(args.directory)
     if not directory.is_dir():

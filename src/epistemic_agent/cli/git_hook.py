@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from ..core.errors import UsageError
 from ..core.identity import GitTimeout, run_git
 from ..core.saferead import read_regular
-from ..runtime.git_step import CHANGES_ENV, HOOK, MARK, parse_trailers
 from ..runtime.options import workspace_option
+from ..session.git_step import CHANGES_ENV, HOOK, MARK, parse_trailers
 
 if TYPE_CHECKING:
     import argparse

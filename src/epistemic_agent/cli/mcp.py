@@ -71,10 +71,10 @@ def _gatekeeper(args: Any, directory: Path) -> Any:
     from ..journal.catalog import for_writing
     from ..mcp.server import Gatekeeper
     from ..policy.rules import PolicyError
-    from ..runtime.guard import workspace_policy
     from ..runtime.options import chosen_policy, session_choice, supervisor_error, ticket_of
-    from ..runtime.provenance import refusal
-    from ..runtime.session import supervisor_for
+    from ..session.guard import workspace_policy
+    from ..session.provenance import refusal
+    from ..session.session import supervisor_for
 
     named = chosen_policy(args)
     policy = named or workspace_policy(directory)  # a bad policy stops here

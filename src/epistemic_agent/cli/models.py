@@ -126,8 +126,8 @@ def provider_from_args(args: argparse.Namespace, spec: str) -> tuple[Any, Any]:
 
 def check_window(args: argparse.Namespace, provider: Any, min_reason: int) -> None:
     """Refuse, before anything is journaled, a window too small for the fixed prompt."""
-    from ..runtime.agent import fixed_prompt_chars
-    from ..runtime.compaction import Compactor, ContextTooSmall
+    from ..agent.compaction import Compactor, ContextTooSmall
+    from ..agent.loop import fixed_prompt_chars
 
     options = getattr(provider, "options", None)
     info = getattr(options, "info", None)

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from ..runtime.agent import Agent, Stop
-    from ..runtime.live.view import LiveEvents
-    from ..runtime.session import Session
+    from ..agent.live.view import LiveEvents
+    from ..agent.loop import Agent, Stop
+    from ..session.session import Session
 
 PROMPT = "epistemic> "
 COMMANDS = {

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from ..core.structs import replace
 
 if TYPE_CHECKING:
-    from ..runtime.agent import Agent
-    from ..runtime.session import Session
+    from ..agent.loop import Agent
+    from ..session.session import Session
 
 
 def fresh(session: Session, agent: Agent) -> tuple[Session, Agent]:
@@ -23,9 +23,9 @@ def fresh(session: Session, agent: Agent) -> tuple[Session, Agent]:
     no longer continues it) and closed. When the new one cannot open (a policy that no longer
     loads: PolicyError, OSError; a supervisor it names that cannot start: SupervisorUnavailable),
     the exception reaches the caller and `session` goes on."""
-    from ..runtime.agent import Agent
-    from ..runtime.guard import workspace_policy
-    from ..runtime.session import Session
+    from ..agent.loop import Agent
+    from ..session.guard import workspace_policy
+    from ..session.session import Session
 
     # the workspace's epistemic.toml is read again, as a new `epistemic repl` would read it
     policy = workspace_policy(session.workspace) if session.policy_implicit else session.policy

@@ -11,7 +11,7 @@ from ..core.errors import UsageError
 from ..core.safetext import visible
 from ..reports.trace.model import build
 from ..reports.trace.view import change_json, undid
-from ..runtime.git_step import parse_trailers
+from ..session.git_step import parse_trailers
 from .git_hook import calls_of, git, line_of_head
 from .trace_sessions import choose_sessions
 

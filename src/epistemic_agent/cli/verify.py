@@ -209,7 +209,7 @@ def _a_workspace_journal(target: str) -> bool:
 
 def _cmd_salvage(args: argparse.Namespace) -> int:
     from ..journal.catalog import find_layout
-    from ..runtime.salvage import salvage
+    from ..session.salvage import salvage
 
     journal = journal_path(args.dir, session_choice(args))
     layout = find_layout(journal)

@@ -8,13 +8,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..agent.events import JsonEvents
+from ..agent.live.view import LiveEvents
+from ..agent.loop import Agent
 from ..policy.supervisor import SupervisorSpec
 from ..providers.replay import ReplayProvider
-from ..runtime.agent import Agent
-from ..runtime.events import JsonEvents
-from ..runtime.live.view import LiveEvents
-from ..runtime.session import Session
-from ..runtime.supervisor import make_supervisor
+from ..session.session import Session
+from ..supervisor.model import make_supervisor
 
 HERE = Path(__file__).parent
 TASK = HERE / "task"

@@ -1,6 +1,6 @@
 """A live session's one view of itself: `SessionState`, folded from each record as it is written.
 
-The journal writer folds every record into the state first (runtime/session.py), then the
+The journal writer folds every record into the state first (session/session.py), then the
 RATIONALE renderer renders it. The gate, the policy step, the consistency checks, the
 supervisor's brief and every end-of-run summary read the state, never the renderer, and the
 state's counts are the same `Tally` every reader of a finished journal folds (view.py), so a

@@ -1,5 +1,5 @@
 """Which call could have written a file: the record's answer, for the policies a session is
-asked to put in force (runtime/provenance.py).
+asked to put in force (session/provenance.py).
 
 Two ways to know, from every session of a workspace:
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..agent.prompt import system_prompt
 from ..core.tools import TOOL_SPECS
 from ..core.version import __version__
-from ..runtime.prompt import system_prompt
 
 if TYPE_CHECKING:
     from collections.abc import Callable

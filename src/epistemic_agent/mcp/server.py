@@ -23,8 +23,8 @@ from ..core.tools import TOOL_SPECS
 from ..core.version import __version__
 from ..effects.tables import classifier
 from ..execute.observe.registry import observer_class
-from ..runtime.results import Settings
-from ..runtime.session import Session
+from ..session.results import Settings
+from ..session.session import Session
 from . import PROGRESS_EVERY
 from .handshake import ANNOTATIONS, SERVER_NAME, instructions
 

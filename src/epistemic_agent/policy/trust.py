@@ -2,7 +2,7 @@
 
 A session refuses a policy file (or a file it names: allowed signers, a verdict script) that
 an act of this workspace's sessions wrote, or that changed while one could write there
-(runtime/provenance.py). A human who has read such a file puts it in force with `epistemic
+(session/provenance.py). A human who has read such a file puts it in force with `epistemic
 policy trust FILE`, which writes an entry here: the file's real path and the SHA-256 of its
 bytes, when and by whom. An entry covers those bytes only: a file changed since is checked
 again.

@@ -1,2 +1,1 @@
-"""Wiring: the session (a call through its named steps), the agent loop, the prompt, the live
-view."""
+"""Arguments several commands share."""

@@ -33,7 +33,7 @@ APPROVAL = Kind(
             "channel",
             STRING,
             "`terminal` (asked at the session's terminal) or `file` (answered with `epistemic "
-            "approve`/`deny`); an approver added to `runtime/approvers.py` names its own",
+            "approve`/`deny`); an approver added to `approvals/approvers.py` names its own",
         ),
         req("rule", nullable(STRING), "the policy rule that asked (null: the policy's default)"),
         req(

@@ -50,7 +50,7 @@ Verdict = Literal["ok", "flag", "block"]
 ReviewFailure = Literal["provider-error", "malformed", "over-budget"]
 #: policy/alerts.py's EVENTS.
 AlertEvent = Literal["first-revert", "revert", "rejection", "flag", "denial", "supervisor-flag"]
-#: runtime/agent.py's EXIT_CODES.
+#: agent/loop.py's EXIT_CODES.
 StopReason = Literal["finished", "max-steps", "rejections", "provider-error", "interrupted"]
 Trigger = Literal["near-limit", "provider-limit"]
 ThinkingBlock = Literal["thinking", "redacted_thinking", "reasoning"]
