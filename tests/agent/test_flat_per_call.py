@@ -83,6 +83,7 @@ class Scripted:
     windows opened and closed at the given turns, and the end after `turns`."""
 
     name, model = "scripted", "endless"
+    streams, options, cache_key, leftover = False, None, None, 0
 
     def __init__(self, turns: int, counter: Counter) -> None:
         self.turns, self.counter = turns, counter

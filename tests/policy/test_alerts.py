@@ -70,7 +70,7 @@ def test_rejection_and_flag_alerts_on_stderr(ws: Path, tmp_path: Path) -> None:
     path = policy_with_hooks(tmp_path, '[[hook]]\non = ["rejection", "flag"]\nstderr = true\n')
     err = io.StringIO()
     with Session(ws, Settings(enforce=False), policy=load_policy(path)) as session:
-        session.guard.alerts.err = err
+        session.alerts.err = err
         session.bash("ls", "collect-info", "short")  # rejected: the reason is too short
         sneaky = "python3 -c \"open('x.txt', 'w').write('1')\""
         session.bash(sneaky, "collect-info", LOOK)

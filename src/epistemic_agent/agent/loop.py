@@ -70,16 +70,16 @@ class Agent:
 
     def __post_init__(self) -> None:
         self.system = system_prompt(self.session.settings.min_reason)
-        options = getattr(self.provider, "options", None)
-        info = getattr(options, "info", None)
-        window = self.config.context_window or getattr(info, "context_window", None)
+        options = self.provider.options
+        info = options.info if options is not None else None
+        window = self.config.context_window or (info.context_window if info else None)
         limit = options.output_limit if options is not None else 0
         self.compactor = Compactor(
             window, limit, fixed_prompt_chars(self.session.settings.min_reason)
         )
         self.compactor.check()  # a window too small for the fixed prompt: refuse at once
-        if getattr(self.provider, "cache_key", "") is None:
-            self.provider.cache_key = self.session.session_id  # type: ignore[attr-defined]
+        if self.provider.cache_key is None:
+            self.provider.cache_key = self.session.session_id
         self.calls = ModelCalls(
             self.session, self.provider, self.config, self.events, self.system, self.compactor, info
         )
@@ -96,7 +96,7 @@ class Agent:
                 self._stop_requested = True
                 self._should_stop()
                 stop = Stop("interrupted", "aborted by a second Ctrl-C", 0)
-        leftover = getattr(self.provider, "leftover", 0)
+        leftover = self.provider.leftover
         if leftover:
             note = f"the script still had {leftover} unplayed turn(s)"
             stop = Stop(stop.reason, f"{stop.message}; {note}", stop.steps, stop.final)
@@ -134,7 +134,7 @@ class Agent:
                 results.append(ToolResult(str(call.id), "not run: the session was stopped", True))
                 continue
             result = self._dispatch(original, call)
-            command, _ = self.session.guard.scrub(_command_of(call))  # shown as it is recorded
+            command, _ = self.session.scrubber.scrub(_command_of(call))  # shown as it is recorded
             self.events.call_finished(step, result, command)
             refused = result.status in ("rejected", "denied")
             failed = refused or not result.ok

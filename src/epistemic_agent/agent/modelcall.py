@@ -133,10 +133,8 @@ class ModelCalls:
             return turn
 
     def _ask(self, step: int, messages: list[Message]) -> Turn:
-        if getattr(self.provider, "streams", False):
-            complete: Any = self.provider.complete
-            turn: Turn = complete(self.system, messages, _Sink(self.events, step))
-            return turn
+        if self.provider.streams:
+            return self.provider.complete(self.system, messages, _Sink(self.events, step))
         return self.provider.complete(self.system, messages)  # read, never kept or changed
 
     def _model_error(self, step: int, attempt: int, error: ProviderError, retrying: bool) -> None:

@@ -191,7 +191,7 @@ def _hiding(args: argparse.Namespace) -> dict[str, Any]:
 
 def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any]:
     from ..agent.loop import Agent, AgentConfig
-    from ..session.guard import workspace_policy
+    from ..session.in_force import workspace_policy
     from ..session.session import Session, Settings
 
     spec = args.model or os.environ.get("EPISTEMIC_MODEL")

@@ -98,7 +98,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from ..execute.sandbox.platform import detect
     from ..execute.trials import prove, verdicts
     from ..policy.rules import PolicyError
-    from ..session.guard import workspace_policy
+    from ..session.in_force import workspace_policy
 
     workspace = Path(args.directory).resolve()
     if not workspace.is_dir():

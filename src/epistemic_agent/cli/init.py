@@ -67,7 +67,7 @@ def epistemic_command() -> list[str]:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    from ..session.guard import workspace_policy
+    from ..session.in_force import workspace_policy
     from .client_setup import plan
 
     directory = Path(args.directory)
@@ -75,7 +75,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
         raise UsageError(f"workspace {directory} is not a directory")
     workspace = directory.resolve()
     policy = workspace_policy(workspace)  # a bad epistemic.toml stops here (exit 2)
-    from ..session.guard import DEFAULT_APPROVAL_TIMEOUT
+    from ..approvals.asking import DEFAULT_APPROVAL_TIMEOUT
 
     waits = policy.approval_timeout or DEFAULT_APPROVAL_TIMEOUT
     setup = plan(args.client, workspace, epistemic_command(), waits)

@@ -72,7 +72,7 @@ def _gatekeeper(args: Any, directory: Path) -> Any:
     from ..mcp.server import Gatekeeper
     from ..policy.rules import PolicyError
     from ..runtime.options import chosen_policy, session_choice, supervisor_error, ticket_of
-    from ..session.guard import workspace_policy
+    from ..session.in_force import workspace_policy
     from ..session.provenance import refusal
     from ..session.session import supervisor_for
 

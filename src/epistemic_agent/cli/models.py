@@ -11,6 +11,8 @@ from ..core.errors import UsageError
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..providers.base import Provider
+
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 SUMMARIES = ("auto", "concise", "detailed", "none")
 MIN_THINKING = 1024
@@ -124,14 +126,14 @@ def provider_from_args(args: argparse.Namespace, spec: str) -> tuple[Any, Any]:
     return provider, info
 
 
-def check_window(args: argparse.Namespace, provider: Any, min_reason: int) -> None:
+def check_window(args: argparse.Namespace, provider: Provider, min_reason: int) -> None:
     """Refuse, before anything is journaled, a window too small for the fixed prompt."""
     from ..agent.compaction import Compactor, ContextTooSmall
     from ..agent.loop import fixed_prompt_chars
 
-    options = getattr(provider, "options", None)
-    info = getattr(options, "info", None)
-    window = args.context_window or getattr(info, "context_window", None)
+    options = provider.options
+    info = options.info if options is not None else None
+    window = args.context_window or (info.context_window if info is not None else None)
     limit = options.output_limit if options is not None else 0
     try:
         Compactor(window, limit, fixed_prompt_chars(min_reason)).check()

@@ -125,7 +125,7 @@ class Repl:
         if not _private_file(path):
             print(f"note: no history kept: {visible(str(path))} cannot be written", flush=True)
         usable = path if path.is_file() else None
-        return line_reader(usable, lambda text: self.session.guard.redactor.text(text)[0])
+        return line_reader(usable, lambda text: self.session.scrubber.text(text))
 
     def handle(self, line: str) -> bool:
         """One line: a message for the agent or a slash command; False to end."""

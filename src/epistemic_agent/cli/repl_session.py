@@ -24,7 +24,7 @@ def fresh(session: Session, agent: Agent) -> tuple[Session, Agent]:
     loads: PolicyError, OSError; a supervisor it names that cannot start: SupervisorUnavailable),
     the exception reaches the caller and `session` goes on."""
     from ..agent.loop import Agent
-    from ..session.guard import workspace_policy
+    from ..session.in_force import workspace_policy
     from ..session.session import Session
 
     # the workspace's epistemic.toml is read again, as a new `epistemic repl` would read it
@@ -42,8 +42,8 @@ def fresh(session: Session, agent: Agent) -> tuple[Session, Agent]:
     session.end()
     session.close()
     provider = agent.provider
-    if getattr(provider, "cache_key", None) == session.session_id:
-        provider.cache_key = None  # type: ignore[attr-defined]  # the new session's id, below
+    if provider.cache_key == session.session_id:
+        provider.cache_key = None  # the new session's id, below
     renewed = Agent(opened, provider, agent.config, agent.events)
     follow = getattr(agent.events, "follow", None)
     if follow is not None:

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TextIO
 
+    #: (command, event JSON, environment, timeout) -> what the hook came to
+    Runner = Callable[[str, bytes, dict[str, str], float], dict[str, Any]]
+
 #: The events, in the order the docs list them, with what each means.
 EVENTS: dict[str, str] = {
     "first-revert": "the session's first revert act ran",
@@ -53,13 +56,19 @@ class Hook:
 class Alerts:
     """Fires the hooks that listen to an event; returns what each came to."""
 
-    def __init__(self, hooks: tuple[Hook, ...], workspace: str, err: TextIO | None = None):
+    def __init__(
+        self,
+        hooks: tuple[Hook, ...],
+        workspace: str,
+        err: TextIO | None = None,
+        runner: Runner | None = None,
+    ):
         self.hooks = hooks
         self.workspace = workspace
         self.err = err
         #: Runs one hook's command: (command, event JSON, environment, timeout) -> what it
-        #: came to. A session sets a confined one; the default runs it as it is (tests).
-        self.runner: Callable[[str, bytes, dict[str, str], float], dict[str, Any]] = _run
+        #: came to. A session gives a confined one; the default runs it as it is (tests).
+        self.runner: Runner = runner if runner is not None else _run
 
     def listening(self, event: str) -> list[Hook]:
         return [hook for hook in self.hooks if event in hook.on]

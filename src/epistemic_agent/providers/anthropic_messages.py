@@ -35,6 +35,7 @@ MIN_THINKING = 1024
 class AnthropicProvider:
     name = "anthropic"
     streams = True
+    leftover = 0  # a real model has no script
 
     def __init__(
         self,

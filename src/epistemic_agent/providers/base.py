@@ -131,12 +131,27 @@ class ModelOptions:
 @runtime_checkable
 class Provider(Protocol):
     """A model behind the loop: given the system prompt and transcript, produce one turn.
-    A provider whose `streams` is true also takes a StreamSink as a third argument."""
+    Every ability the loop uses is declared here; the loop reads nothing else of a provider."""
 
     name: str
     model: str
+    #: whether `complete` streams the answer into the sink it is given as it arrives
+    streams: bool
+    #: how to ask, and what is known of the model (its context window, its output limit);
+    #: None for a scripted model
+    options: ModelOptions | None
+    #: the prompt-cache key sent with each request (OpenAI's `prompt_cache_key`); the loop
+    #: sets one left None to its session's id
+    cache_key: str | None
 
-    def complete(self, system: str, messages: Sequence[Message]) -> Turn: ...
+    @property
+    def leftover(self) -> int:
+        """Turns a scripted model still had when the loop stopped (0 for a real one)."""
+        ...
+
+    def complete(
+        self, system: str, messages: Sequence[Message], sink: StreamSink | None = None
+    ) -> Turn: ...
 
 
 def http_error(

@@ -17,6 +17,8 @@ class OpenAIClient:
     """The official `openai` SDK's client for one model (the SDK is imported here, when a
     provider is made, never at start-up)."""
 
+    leftover = 0  # a real model has no script
+
     def __init__(
         self,
         model: str,

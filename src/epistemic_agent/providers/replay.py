@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.structs import field, struct
-from .base import Message, ProviderError, ToolCall, Turn
+from .base import Message, ModelOptions, ProviderError, StreamSink, ToolCall, Turn
 
 
 class ScriptError(ValueError):
@@ -77,12 +77,18 @@ class ReplayProvider:
     name: str = "replay"
     turns: list[Turn] = field(default_factory=list)
     played: int = 0
+    options: ModelOptions | None = None  # no model behind it: no window to keep to
+    cache_key: str | None = None  # nothing is cached
 
     def __post_init__(self) -> None:
         self.model = str(self.path)
         self.turns = load_script(self.path)
 
-    def complete(self, system: str, messages: Sequence[Message]) -> Turn:
+    streams = False  # a script's turns come whole
+
+    def complete(
+        self, system: str, messages: Sequence[Message], sink: StreamSink | None = None
+    ) -> Turn:
         if self.played >= len(self.turns):
             raise ProviderError(
                 f"the script {self.path} has no turn left: all {len(self.turns)} "

@@ -13,22 +13,26 @@ if TYPE_CHECKING:
 
     from ..gate.check import Call
     from ..journal.log import Record
-    from .guard import Guard
+    from ..policy.alerts import Alerts
     from .recorder import Recorder
     from .review_step import Reviewed
+    from .scrub import Scrubber
 
 
 class Alerting:
-    """Fires the guard's hooks and journals that they fired."""
+    """Fires the policy's hooks and journals that they fired."""
 
-    def __init__(self, guard: Guard, recorder: Recorder, workspace: Path) -> None:
-        self.guard = guard
+    def __init__(
+        self, alerts: Alerts, scrubber: Scrubber, recorder: Recorder, workspace: Path
+    ) -> None:
+        self.alerts = alerts
+        self.scrubber = scrubber
         self.recorder = recorder
         self.workspace = workspace
 
     def fire(self, event: str, seq: int, call: Record, **fields: Any) -> None:
         """Fire the hooks on an event, and journal that they fired."""
-        if not self.guard.alerts.listening(event):
+        if not self.alerts.listening(event):
             return
         payload: dict[str, Any] = {
             "session": self.recorder.session_id,
@@ -40,18 +44,18 @@ class Alerting:
             "command": call.get("command") or _given(call, "command"),
             **fields,
         }
-        payload = self.guard.scrub(payload)[0]
-        fired = self.guard.alerts.fire(event, payload)
+        payload = self.scrubber.scrub(payload)[0]
+        fired = self.alerts.fire(event, payload)
         record = {"kind": "alert", "t": now(), "seq": seq, "event": event, "hooks": fired}
         self.recorder.record(record)
 
     def after(self, seq: int, call: Call, flags: list[dict[str, Any]], outcome: str) -> None:
         """Alerts on what a call that ran came to: a revert (the first one), a flag."""
-        if not self.guard.alerts.hooks:
+        if not self.alerts.hooks:
             return
         base = {"tool": call.tool, "act": call.act, "reason": call.reason}
         base["command"] = call.describe()
-        base = self.guard.scrub(base)[0]
+        base = self.scrubber.scrub(base)[0]
         if call.act == "revert":
             if len(self.recorder.state.tally.reverts) <= 1:  # reverts that ran
                 self.fire("first-revert", seq, base, outcome=outcome)

@@ -30,17 +30,18 @@ if TYPE_CHECKING:
     from ..core.layout import Layout
     from ..execute.sandbox.confinement import Confinement
     from ..journal.evidence import EvidenceStore
-    from .guard import Guard
+    from ..journal.state import SessionState
+    from .in_force import PolicyInForce
     from .recorder import Recorder
     from .results import Settings
 
 
-def policy_refused(recorder: Recorder) -> str | None:
+def policy_refused(state: SessionState, now_in_force: dict[str, Any]) -> str | None:
     """Why a session continued under a policy it merely found may not go on: the policy
     it was under is gone, or another one is in its place (a file that appeared, or
     changed, or allowed signers that changed). A policy is changed by a human, who names
     it; an agent's act could have written the one found here."""
-    last = recorder.state.header.get("policy")
+    last = state.header.get("policy")
     if not isinstance(last, dict):
         return None
     source = last.get("source")
@@ -50,7 +51,6 @@ def policy_refused(recorder: Recorder) -> str | None:
             f"{source}: the policy this session was under is gone. Restore it, or name "
             "the policy to use now (--policy FILE, --approve mutating|none, --read-only)."
         )
-    now_in_force = recorder.guard.header()
     if {k: last.get(k) for k in now_in_force} == now_in_force:
         return None
     return (
@@ -113,18 +113,19 @@ class Recorded:
     last: dict[str, Any]  # the policy recorded, as the record names it
 
 
-def recorded_in_force(recorder: Recorder, layout: Layout) -> Recorded | str | None:
+def recorded_in_force(
+    state: SessionState, found: dict[str, Any], layout: Layout
+) -> Recorded | str | None:
     """A continued session goes on under the policy it recorded: when the one found is another
     (a file that appeared, changed or went since), the recorded one, from the record's copy;
     None when the one found is the one recorded; why it may not go on, when the record holds
     no copy (a session written before copies were kept)."""
-    last = recorder.state.header.get("policy")
-    found = recorder.guard.header()
+    last = state.header.get("policy")
     if not isinstance(last, dict) or {k: last.get(k) for k in found} == found:
         return None
     recorded = recorded_policy(layout, last)
     if recorded is None:
-        return policy_refused(recorder)
+        return policy_refused(state, found)
     signers = last.get("signers")
     return Recorded(recorded, signers if isinstance(signers, dict) else None, found, last)
 
@@ -174,7 +175,7 @@ def keep_chain_notice(recorder: Recorder) -> None:
 def recover(recorder: Recorder, evidence: EvidenceStore, settings: Settings) -> None:
     """Close the calls a killed session left without an outcome (recovery.py). The caller
     holds the journal's lock."""
-    layout, guard, history = recorder.layout, recorder.guard, recorder.state.history
+    layout, scrubber, history = recorder.layout, recorder.scrubber, recorder.state.history
     orphans = [
         Orphan(
             seq,
@@ -187,7 +188,7 @@ def recover(recorder: Recorder, evidence: EvidenceStore, settings: Settings) -> 
         for seq, d in history.declared.items()
     ]
     ignored = frozenset((*settings.ignore, RECORD_DIR, *REPORT_NAMES))
-    recovery = Recovery(layout.workspace, layout.scratch, evidence, guard, ignored)
+    recovery = Recovery(layout.workspace, layout.scratch, evidence, scrubber, ignored)
     recovered = recovery.outcomes(orphans) if orphans else []
     if recovered:  # what the killed session stored before it could journal an outcome
         stored = stored_unreferenced(layout.journal, layout.evidence, recovered)
@@ -199,7 +200,7 @@ def recover(recorder: Recorder, evidence: EvidenceStore, settings: Settings) -> 
                 "journal an outcome are kept with this one (whose they were, it did not record)"
             )
     for record in recovered:
-        scrubbed, redacted = guard.scrub(record)
+        scrubbed, redacted = scrubber.scrub(record)
         if redacted:
             scrubbed["redacted"] = redacted
         recorder.journal.append(scrubbed, durable=True)
@@ -209,13 +210,14 @@ def recover(recorder: Recorder, evidence: EvidenceStore, settings: Settings) -> 
         recorder.publish()
 
 
-def note_changes(recorder: Recorder, guard: Guard, confinement: Confinement) -> None:
+def note_changes(recorder: Recorder, in_force: PolicyInForce, confinement: Confinement) -> None:
     """A later process under another policy or another confinement says so in the journal
     (the caller holds its lock)."""
     session = recorder.state.header
-    if session.get("policy") != guard.header():
-        keep_policy(recorder.layout, guard.policy)
-        recorder.journal.append({"kind": "policy", "t": now(), **guard.header()}, durable=True)
+    found = in_force.header()
+    if session.get("policy") != found:
+        keep_policy(recorder.layout, in_force.policy)
+        recorder.journal.append({"kind": "policy", "t": now(), **found}, durable=True)
         recorder.publish()
     header = confinement.header()
     if _confinement_key(session.get("confinement")) != _confinement_key(header):

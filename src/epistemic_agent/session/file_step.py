@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     from ..execute.sandbox.confinement import Confinement
     from ..gate.check import Call
     from ..journal.evidence import EvidenceStore
-    from .guard import Guard
     from .outcomes import Declared
     from .results import Settings
     from .scratch import Scratch
+    from .scrub import Scrubber
     from .trace_step import TraceStep
 
 NO_CHANGE = {
@@ -51,14 +51,14 @@ class FileStep:
         self,
         settings: Settings,
         confinement: Confinement,
-        guard: Guard,
+        scrubber: Scrubber,
         evidence: EvidenceStore,
         scratch: Scratch,
         trace: TraceStep,
     ) -> None:
         self.settings = settings
         self.confinement = confinement
-        self.guard = guard
+        self.scrubber = scrubber
         self.evidence = evidence
         self.scratch = scratch
         self.trace = trace
@@ -68,7 +68,7 @@ class FileStep:
         keys = [k for k in ("content", "old", "new") if k in call.args]
         if not keys:
             return None
-        inputs, _ = self.guard.scrub({k: call.args[k] for k in keys})
+        inputs, _ = self.scrubber.scrub({k: call.args[k] for k in keys})
         blob = json.dumps(inputs, ensure_ascii=False).encode("utf-8", "surrogateescape")
         ref = self.evidence.put(blob)
         return ref.to_json() if ref is not None else None
@@ -94,9 +94,9 @@ class FileStep:
         seq, call = declared.seq, declared.call
         done, before, duration = ran.done, ran.before, ran.duration
         name = "content" if call.tool == "read_file" else "diff"
-        blob, redacted = self.guard.redactor.data(done.evidence)
-        text, more = self.guard.redactor.text(done.text)
-        outcome, most = self.guard.redactor.text(done.outcome)
+        blob, redacted = self.scrubber.redactor.data(done.evidence)
+        text, more = self.scrubber.redactor.text(done.text)
+        outcome, most = self.scrubber.redactor.text(done.outcome)
         ref = self.evidence.put(blob)
         evidence = {name: ref.to_json()} if ref is not None else {}
         extra: dict[str, Any] = {}

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from ..journal.log import Record
     from ..policy.rules import Policy
     from ..supervisor.model import Supervisor
-    from .guard import Guard
+    from .in_force import PolicyInForce
     from .results import Settings
+    from .scrub import Scrubber
 
 
 def platform_for(settings: Settings) -> Platform:
@@ -138,7 +139,8 @@ def session_record(
     session_id: str,
     workspace: Path,
     header: dict[str, Any],
-    guard: Guard,
+    scrubber: Scrubber,
+    in_force: PolicyInForce,
     confinement: Confinement,
     supervisor: Supervisor | None,
 ) -> Record:
@@ -156,11 +158,11 @@ def session_record(
         "pid": os.getpid(),
         "python": sys.version.split()[0],
     }
-    record.update(guard.scrub(header)[0])
+    record.update(scrubber.scrub(header)[0])
     if supervisor is not None:
         spec = supervisor.spec.with_model(supervisor.model)
         record["supervisor"] = {**spec.to_json(), "role": ROLE}
-    record["policy"] = guard.header()
+    record["policy"] = in_force.header()
     record["confinement"] = confinement.header()
     return record
 

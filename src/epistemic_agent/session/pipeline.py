@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ..policy.rules import Decision
     from .alerting import Alerting
     from .file_step import FileStep
+    from .in_force import PolicyInForce
     from .policy_step import PolicyStep
     from .recorder import Recorder
     from .review_step import Reviewed, ReviewStep
@@ -65,6 +66,7 @@ class Pipeline:
         gate: GateConfig,
         effects: EffectCache,
         recorder: Recorder,
+        in_force: PolicyInForce,
         policy: PolicyStep,
         review: ReviewStep,
         alerting: Alerting,
@@ -72,6 +74,7 @@ class Pipeline:
         ticket: str | None,
     ) -> None:
         self.gate, self.effects, self.recorder = gate, effects, recorder
+        self.in_force = in_force
         self.policy, self.review, self.alerting = policy, review, alerting
         self.shell, self.files = steps
         self.ticket = ticket
@@ -127,9 +130,10 @@ class Pipeline:
     def decide(self, call: Call, effect: Effect | None) -> tuple[Decision, Reviewed | None]:
         """The policy's decision, then the supervisor's review (which may block the call, or
         leave it to a human)."""
-        decision = self.policy.decide(call, effect)
+        state, in_force = self.recorder.state, self.in_force
+        decision = in_force.decide(call, effect, state, self.recorder.next_seq)
         if decision.decision == "deny":
-            raise Settled(self.reject(self.policy.denial(call, decision), decision))
+            raise Settled(self.reject(in_force.denial(call, decision), decision))
         reviewed = self.review.review(call, effect)
         if reviewed is None:
             return decision, None
@@ -152,12 +156,12 @@ class Pipeline:
             record["ticket"] = self.ticket
         if effect is not None:
             record["effect"] = effect.to_json()
-        if not self.recorder.guard.trivial or decision.decision == "ask":
+        if not self.in_force.trivial or decision.decision == "ask":
             record["policy"] = decision_json(decision)
         belief = self.review.belief_given(call)
         if belief is not None:
             record["belief"] = belief
-        record, redacted = self.recorder.guard.scrub(record)
+        record, redacted = self.recorder.scrubber.scrub(record)
         if redacted:
             record["redacted"] = redacted
         journal = self.recorder.journal
@@ -251,7 +255,7 @@ class Pipeline:
         record = rejected_record(0, rejected)
         if policy is not None:
             record["policy"] = decision_json(policy)
-        record, redacted = self.recorder.guard.scrub(record)
+        record, redacted = self.recorder.scrubber.scrub(record)
         if redacted:
             record["redacted"] = redacted
         journal = self.recorder.journal

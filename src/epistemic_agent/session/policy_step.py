@@ -1,6 +1,6 @@
-"""The policy's step of a call: deciding it, asking a human and recording the answer, and
-what a denial or a cancellation records. A collaborator of `Session`: it is given the guard,
-the recorder and the alerts, and holds nothing else."""
+"""The approval step of a call the policy `ask`s about: asking a human and recording the
+answer, and what a denial or a cancellation records. A collaborator of `Session`: it is given
+the policy in force, the approval channel, the scrubber, the recorder and the alerts."""
 
 from __future__ import annotations
 
@@ -9,45 +9,42 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..core.clock import now
-from ..gate.check import Call, Rejected
 from ..journal.records import outcome_record
-from .guard import ALLOW
+from .in_force import effect_class, written_paths
 from .results import CallResult
 
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..approvals.asking import Asking
     from ..approvals.request import Answer
     from ..core.cancel import Cancel
     from ..effects.model import Effect
+    from ..gate.check import Call
     from ..journal.log import Record
     from ..policy.rules import Decision
     from .alerting import Alerting
-    from .guard import Guard
+    from .in_force import PolicyInForce
     from .recorder import Recorder
+    from .scrub import Scrubber
 
 
 class PolicyStep:
-    """Decide, ask, record the answer; alert on a denial."""
+    """Ask, record the answer; alert on a denial."""
 
-    def __init__(self, guard: Guard, recorder: Recorder, alerting: Alerting) -> None:
-        self.guard = guard
+    def __init__(
+        self,
+        in_force: PolicyInForce,
+        asking: Asking,
+        scrubber: Scrubber,
+        recorder: Recorder,
+        alerting: Alerting,
+    ) -> None:
+        self.in_force = in_force
+        self.asking = asking
+        self.scrubber = scrubber
         self.recorder = recorder
         self.alerting = alerting
-
-    def decide(self, call: Call, effect: Effect | None) -> Decision:
-        if self.guard.trivial:
-            return ALLOW
-        tally = self.recorder.state.tally  # the counts every reader shows
-        rejections = tally.fates["rejected"]
-        ran = tally.so_far  # a call a human denied, or one that was stopped, did not happen
-        return self.guard.decide(call, effect, ran, rejections, self.recorder.next_seq)
-
-    def denial(self, call: Call, decision: Decision) -> Rejected:
-        """A policy rule denies the call: journaled as a rejection citing the rule."""
-        rule = decision.rule or "default"
-        message = f"the policy denies this call (rule {rule}): {decision.message}"
-        return Rejected("policy", message, call.tool, call.act, call.args)
 
     def ask(
         self,
@@ -61,10 +58,13 @@ class PolicyStep:
         """A human decides; the decision is journaled (durably) before anything runs. A call
         cancelled while it waits gets no approval record: nobody decided. `declared` is the
         hash of the call's journal line, which a signed answer must name."""
-        request = self.guard.request(seq, self.recorder.session_id, call, effect, decision)
+        paths = written_paths(call, effect, str(self.in_force.workspace))
+        session, scrubber = self.recorder.session_id, self.scrubber
+        shown = effect_class(call, effect)
+        request = self.asking.request(seq, session, call, decision, paths, shown, scrubber.text)
         request = request.bound(declared, partial(self._answer_rejected, seq))
         started = time.monotonic()
-        approver = self.guard.approver()
+        approver = self.asking.approver()
         answer = approver.ask(request, cancel) if cancel is not None else approver.ask(request)
         if answer.decision == "cancelled":
             return answer
@@ -84,17 +84,17 @@ class PolicyStep:
         if answer.timed_out:
             record["timed_out"] = True
         record.update(answer.extra)
-        self.recorder.append(self.guard.scrub(record)[0])
+        self.recorder.append(self.scrubber.scrub(record)[0])
         return answer
 
     def _answer_rejected(self, seq: int, why: dict[str, Any]) -> None:
         """An answer that does not count is journaled, and the call goes on waiting."""
         record: Record = {"kind": "approval-rejected", "seq": seq, "t": now(), **why}
-        self.recorder.append(self.guard.scrub(record)[0])
+        self.recorder.append(self.scrubber.scrub(record)[0])
 
     def denied(self, seq: int, call: Call, decision: Decision, answer: Answer) -> CallResult:
         who = answer.by or ("timeout" if answer.timed_out else "nobody")
-        comment = self.guard.scrub(answer.comment)[0]
+        comment = self.scrubber.scrub(answer.comment)[0]
         outcome = f"denied by {who} ({answer.channel})" + (f": {comment}" if comment else "")
         record = outcome_record(seq, False, outcome, 0.0, {}, denied=True, act=call.act)
         self.recorder.record(record)

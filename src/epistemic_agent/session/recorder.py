@@ -13,27 +13,36 @@ from ..reports.rationale.report import Report
 if TYPE_CHECKING:
     from ..core.layout import Layout
     from ..journal.log import Position, Record
-    from .guard import Guard
+    from .scrub import Scrubber
+
+
+class SessionRecord:
+    """A session's journal, and its state and report folded from each record it takes: the
+    state first (the gate, the policy and the checks read it), then the report that renders
+    it. Made before the journal is read, and before the policy in force is known."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.state = state = SessionState.of(str(layout.workspace))
+        self.report = report = Report(layout, state=state)
+
+        def fold(record: Record, before: Position) -> None:
+            state.fold(record)
+            report.fold(record, before)
+
+        self.journal = JournalWriter(layout.journal, fold, layout.head)
 
 
 class Recorder:
-    """The journal, the session's state and report folded from it, and the guard that scrubs
-    what is recorded."""
+    """Where a session's records go: its journal (and the state and report folded from it),
+    with the scrubber of the policy in force."""
 
-    def __init__(self, layout: Layout, guard: Guard):
-        self.state = SessionState.of(str(layout.workspace))
-        self.report = Report(layout, state=self.state)
-        self.journal = JournalWriter(layout.journal, self.fold, layout.head)
-        self.layout = layout
-        self.guard = guard
+    def __init__(self, record: SessionRecord, scrubber: Scrubber) -> None:
+        self.state, self.report, self.journal = record.state, record.report, record.journal
+        self.layout = record.layout
+        self.scrubber = scrubber
         self.last_outcome: object = None  # the seq of the last outcome recorded
         self._published: Position | None = None  # where the journal was at the last publish
-
-    def fold(self, record: Record, before: Position) -> None:
-        """Each record the journal takes: the session's state first (the gate, the policy and
-        the checks read it), then the report that renders it."""
-        self.state.fold(record)
-        self.report.fold(record, before)
 
     @property
     def session_id(self) -> str:
@@ -50,7 +59,7 @@ class Recorder:
         (a model call's record, followed by its calls or the session's end)."""
         if record.get("kind") == "outcome":
             self.last_outcome = record.get("seq")
-            record, redacted = self.guard.scrub(record)
+            record, redacted = self.scrubber.scrub(record)
             if redacted:
                 record["redacted"] = int(record.get("redacted", 0)) + redacted
         with self.journal.locked():

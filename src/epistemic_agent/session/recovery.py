@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..journal.log import Record
-    from .guard import Guard
+    from .scrub import Scrubber
 
 FLAG = "session-killed"
 
@@ -57,10 +57,11 @@ class Recovery:
         workspace: Path,
         tmp: Path,
         evidence: EvidenceStore,
-        guard: Guard,
+        scrubber: Scrubber,
         ignored: frozenset[str],
     ) -> None:
-        self.workspace, self.tmp, self.evidence, self.guard = workspace, tmp, evidence, guard
+        self.workspace, self.tmp, self.evidence = workspace, tmp, evidence
+        self.scrubber = scrubber
         self.ignored = ignored
 
     def outcomes(self, orphans: list[Orphan]) -> list[Record]:
@@ -130,7 +131,7 @@ class Recovery:
                 continue
             if copied.size > copied.kept:
                 growing[name] = copied.size - copied.kept
-            self.guard.scrub_file(copied.path)
+            self.scrubber.scrub_file(copied.path)
             ref = self.evidence.adopt(copied.path)
             copied.path.unlink(missing_ok=True)  # empty: adopt leaves it
             if ref is not None:

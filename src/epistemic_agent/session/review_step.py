@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from ..gate.check import Call
     from ..journal.log import Record
     from ..supervisor.model import Review, Supervisor
-    from .guard import Guard
     from .recorder import Recorder
+    from .scrub import Scrubber
 
 CAPPED = 4000  # characters of an edit's text the supervisor sees
 
@@ -48,12 +48,14 @@ class Reviewed:
 
 
 class ReviewStep:
-    """Review, and say what the verdict does to the call; given the supervisor, the guard
-    that scrubs what it reads and records, and the report it reads the session from."""
+    """Review, and say what the verdict does to the call; given the supervisor, the
+    scrubber of what it reads and records, and the report it reads the session from."""
 
-    def __init__(self, supervisor: Supervisor | None, guard: Guard, recorder: Recorder) -> None:
+    def __init__(
+        self, supervisor: Supervisor | None, scrubber: Scrubber, recorder: Recorder
+    ) -> None:
         self.supervisor = supervisor
-        self.guard = guard
+        self.scrubber = scrubber
         self.recorder = recorder
 
     def review(self, call: Call, effect: Effect | None) -> Reviewed | None:
@@ -66,7 +68,7 @@ class ReviewStep:
         seq = self.recorder.next_seq
         review = supervisor.review(self._request(seq, call, effect), spent)
         record = review_record(supervisor, call, review)
-        record, _ = self.guard.scrub(record)
+        record, _ = self.scrubber.scrub(record)
         note = str(record.get("note") or record.get("error") or "")
         if review.verdict is not None:
             action = "block" if review.verdict.verdict == "block" else "run"
@@ -108,7 +110,7 @@ class ReviewStep:
                 "your_earlier_notes": ledger.notes[-5:],
             },
         }
-        redacted, _ = self.guard.scrub(request)
+        redacted, _ = self.scrubber.scrub(request)
         return dict(redacted)
 
     def belief_given(self, call: Call) -> dict[str, Any] | None:

@@ -18,26 +18,18 @@ from typing import TYPE_CHECKING
 
 from ..core.clock import now
 from ..core.layout import Layout, drop_old_spares, ignore_record
-from ..effects.cache import EffectCache
 from ..execute.shell import Execution
-from ..gate.check import GateConfig
 from ..journal.catalog import choosing, for_writing
 from ..journal.evidence import EvidenceStore
 from ..journal.log import Record
-from ..journal.state import SessionState
 from ..policy.rules import PolicyError
 from . import continuing, provenance
-from .alerting import Alerting
-from .file_step import FileStep
-from .guard import Guard, workspace_policy
-from .opening import Confining, platform_for, session_record, supervisor_for, temp_dir
-from .pipeline import Pipeline
-from .policy_step import PolicyStep
-from .recorder import Recorder
+from .in_force import workspace_policy
+from .opening import Confining, platform_for, session_record, supervisor_for
+from .parts import Given, Parts, open_parts, policy_in_force
+from .recorder import Recorder, SessionRecord
 from .results import CallResult, Settings
-from .review_step import ReviewStep
 from .scratch import Scratch
-from .shell_step import ShellStep
 from .trace_step import TraceStep
 
 if TYPE_CHECKING:
@@ -45,15 +37,20 @@ if TYPE_CHECKING:
 
     from ..approvals.request import Approver
     from ..core.cancel import Cancel
+    from ..effects.cache import EffectCache
     from ..execute.baseline import Baseline
     from ..execute.sandbox.confinement import Confinement
     from ..execute.sandbox.platform import Platform
-    from ..gate.check import Rejected
+    from ..gate.check import GateConfig, Rejected
+    from ..journal.state import SessionState
     from ..journal.writer import JournalWriter
+    from ..policy.alerts import Alerts
     from ..policy.rules import Decision, Policy
     from ..reports.rationale.report import Report
     from ..supervisor.model import Supervisor
+    from .pipeline import Pipeline
     from .review_step import Reviewed
+    from .scrub import Scrubber
 
 __all__ = ["CallResult", "OutputSink", "Session", "SessionNotOpen", "Settings", "supervisor_for"]
 
@@ -80,7 +77,6 @@ class Session:
     # Made by `open()`: reading one before raises SessionNotOpen (see __getattr__).
     layout: Layout
     platform: Platform
-    guard: Guard
     report: Report
     state: SessionState
     journal: JournalWriter
@@ -91,9 +87,11 @@ class Session:
     created: bool
     confinement: Confinement
     baseline: Baseline | None
+    scrubber: Scrubber
+    alerts: Alerts
+    _parts: Parts
     _recorder: Recorder
     _scratch: Scratch
-    _alerting: Alerting
     _trace: TraceStep
     _pipeline: Pipeline
 
@@ -175,7 +173,7 @@ class Session:
                     refused = self._open_journal(self.policy, implicit)
             if refused is not None:  # nothing more is appended to a session that may not go on
                 raise PolicyError(refused)
-            self.notices += filter(None, [self.guard.unsigned_notice()])
+            self.notices += filter(None, [self._parts.asking.unsigned_notice()])
             self.baseline = self._trace.open_baseline()
         except BaseException:
             self._release_journal()
@@ -183,104 +181,82 @@ class Session:
         self._state = OPEN
         return self
 
-    def _open_journal(self, policy: Policy, implicit: bool) -> str | None:
-        """Open the session's journal (writing its header when it is new); why a session it
-        continues may not go on under the policy found, if so."""
-        self._make_record(policy)
-        if not self.journal.open(self.report.load_checkpoint()):
-            self.report.reset()
-        ignore_record(self.layout.record)  # new workspaces and older ones alike
-        drop_old_spares(self.layout.record)
-        relinked = list(self.journal.relinked)
-        recorder = self._recorder
-        with self.journal.locked():
-            self.created = self.journal.position.lines == 0
-            new_id = self.layout.session_folder_id or os.urandom(16).hex()
+    def _open_journal(self, found: Policy, implicit: bool) -> str | None:
+        """Open the session's journal (writing its header when it is new), and make its parts
+        under the policy in force: the one found, or for a session that goes on under a policy
+        it merely found, the one it recorded. Why it may not go on under the policy found,
+        if so."""
+        ticket = self.header.get("ticket")
+        self.ticket = ticket if isinstance(ticket, str) and ticket else None  # --ticket
+        layout, settings = self.layout, self.settings
+        given = Given(
+            self.workspace, layout, settings, self.platform, self.supervisor, self.approver,
+            self.ticket, EvidenceStore(layout.evidence, settings.evidence_cap),
+        )  # fmt: skip
+        record = SessionRecord(layout)
+        self.journal = journal = record.journal  # closed by `close` whatever happens next
+        if not journal.open(record.report.load_checkpoint()):
+            record.report.reset()
+        ignore_record(layout.record)  # new workspaces and older ones alike
+        drop_old_spares(layout.record)
+        relinked = list(journal.relinked)
+        with journal.locked():
+            self.created = journal.position.lines == 0
+            in_force = policy_in_force(given, found)
             if not self.created and implicit:  # it goes on under the policy it recorded
-                kept = continuing.recorded_in_force(recorder, self.layout)
+                kept = continuing.recorded_in_force(record.state, in_force.header(), layout)
                 if isinstance(kept, str):
                     return kept
                 if kept is not None:
                     self.policy, self._ignored = kept.policy, kept
-                    self.guard = recorder.guard = self._make_guard(kept.policy, kept.signers)
-            policy = self.policy if self.policy is not None else policy
-            self._make_steps(policy, new_id if self.created else self.session_id)
-            if self.created:
-                continuing.keep_policy(self.layout, policy)
-                record = session_record(
-                    new_id, self.workspace, self.header, self.guard, self.confinement,
-                    self.supervisor,
-                )  # fmt: skip
-                self.journal.append(record, durable=True)
-                recorder.publish()
-            else:
-                continuing.keep_chain_notice(recorder)
-                continuing.recover(recorder, self.evidence, self.settings)
-                continuing.note_changes(recorder, self.guard, self.confinement)
-                if self._ignored is not None:
-                    said = continuing.note_ignored(recorder, self._ignored)
-                    self.notices += [said] if said else []
-            if relinked:
-                continuing.note_relinked(recorder, relinked)
+                    Confining(
+                        self.platform, layout, kept.policy, settings, self.supervisor
+                    ).require()
+                    in_force = policy_in_force(given, kept.policy, kept.signers)
+            session_id = layout.session_folder_id or os.urandom(16).hex()
+            if not self.created:
+                session_id = record.state.session_id
+            self._adopt(open_parts(given, record, in_force, session_id))
+            self._begin(session_id, relinked)
         return None
 
-    def _make_record(self, policy: Policy) -> None:
-        """The guard, the report, the journal and its evidence (nothing is read yet)."""
-        settings, layout = self.settings, self.layout
-        ticket = self.header.get("ticket")
-        self.ticket = ticket if isinstance(ticket, str) and ticket else None  # --ticket
-        self.guard = self._make_guard(policy)
-        self._recorder = recorder = Recorder(layout, self.guard)
-        self.state, self.report, self.journal = recorder.state, recorder.report, recorder.journal
-        self.evidence = EvidenceStore(layout.evidence, settings.evidence_cap)
-        self.effects = EffectCache(layout.effects_cache, self._no_secret)
+    def _begin(self, session_id: str, relinked: list[str]) -> None:
+        """A new session's header; for one that goes on, what it must say first (the chain
+        that does not verify, the calls a killed process left open, a policy or confinement
+        changed since). The caller holds the journal's lock."""
+        recorder, in_force = self._recorder, self._parts.in_force
+        if self.created:
+            continuing.keep_policy(self.layout, in_force.policy)
+            record = session_record(
+                session_id, self.workspace, self.header, self.scrubber, in_force,
+                self.confinement, self.supervisor,
+            )  # fmt: skip
+            self.journal.append(record, durable=True)
+            recorder.publish()
+        else:
+            continuing.keep_chain_notice(recorder)
+            continuing.recover(recorder, self.evidence, self.settings)
+            continuing.note_changes(recorder, in_force, self.confinement)
+            if self._ignored is not None:
+                said = continuing.note_ignored(recorder, self._ignored)
+                self.notices += [said] if said else []
+        if relinked:
+            continuing.note_relinked(recorder, relinked)
 
-    def _make_guard(self, policy: Policy, signers: dict[str, str] | None = None) -> Guard:
-        """The guard of `policy`; `signers`: the allowed_signers copies a session recorded."""
-        s = self.settings
-        guard = Guard(
-            policy, self.workspace, self.layout.pending, s.approval_timeout, s.approval_channel,
-            self.approver, signers, s.approval_key,
-        )  # fmt: skip
-        guard.ticket = self.ticket or ""
-        return guard
-
-    def _make_steps(self, policy: Policy, session_id: str) -> None:
-        """The confinement of this session's acts, and the collaborators of its calls."""
-        confining = Confining(self.platform, self.layout, policy, self.settings, self.supervisor)
-        self.confinement = confinement = confining.make(session_id)
-        temp = temp_dir(self.workspace)
-        protected = confinement.protected_items()
-        self.gate = GateConfig(
-            str(self.workspace), self.settings.min_reason, temp, self.effects.classify, protected
-        )
-        recorder, settings = self._recorder, self.settings
-        self._scratch = scratch = Scratch(confinement, self.layout, settings.output_limit)
-        self.guard.alerts.runner = scratch.run_hook
-        self._alerting = alerting = Alerting(self.guard, recorder, self.workspace)
-        self._trace = trace = TraceStep(
-            settings, self.layout, confinement, recorder, self.evidence, scratch
-        )
-        shell = ShellStep(settings, confinement, recorder, self.evidence, scratch, trace)
-        files = FileStep(settings, confinement, self.guard, self.evidence, scratch, trace)
-        self._pipeline = Pipeline(
-            self.gate,
-            self.effects,
-            recorder,
-            PolicyStep(self.guard, recorder, alerting),
-            ReviewStep(self.supervisor, self.guard, recorder),
-            alerting,
-            (shell, files),
-            self.ticket,
-        )
+    def _adopt(self, parts: Parts) -> None:
+        """The session's parts, made once (parts.py); what the session shows of them."""
+        self._parts = parts
+        self._recorder, self._scratch, self._trace = parts.recorder, parts.scratch, parts.trace
+        self._pipeline = parts.pipeline
+        self.state, self.report = parts.recorder.state, parts.recorder.report
+        self.evidence = parts.trace.evidence
+        self.effects, self.gate, self.confinement = parts.effects, parts.gate, parts.confinement
+        self.scrubber, self.alerts = parts.scrubber, parts.alerts
 
     def _release_journal(self) -> None:
         journal = self.__dict__.get("journal")
         if journal is not None:
             journal.close()
-
-    def _no_secret(self, text: str) -> bool:
-        return self.guard.redactor.text(text)[1] == 0
 
     def __enter__(self) -> Session:
         """Open the session, unless `open()` did already (`with Session(...).open() as s:`)."""
@@ -392,7 +368,7 @@ class Session:
         """Journal a record that is not a tool call (a model call, the model's text, a stop)."""
         self._require_open("event")
         recorder = self._recorder
-        scrubbed, redacted = self.guard.scrub(fields)
+        scrubbed, redacted = self.scrubber.scrub(fields)
         if kind == "stop":
             self._stopped = fields.get("reason")
         if redacted:

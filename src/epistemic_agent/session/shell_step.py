@@ -182,7 +182,9 @@ class ShellStep:
         changes = watch.inside.finish() if watch.inside is not None else None
         elsewhere = {folder: watcher.finish() for folder, watcher in watch.outside.items()}
         tampered = self.recorder.journal.restore_if_gone()
-        redacted = sum(self.recorder.guard.scrub_file(path) for path in (done.stdout, done.stderr))
+        redacted = sum(
+            self.recorder.scrubber.scrub_file(path) for path in (done.stdout, done.stderr)
+        )
         limit = self.settings.output_limit
         stdout, stderr = bounded_text(done.stdout, limit), bounded_text(done.stderr, limit)
         sink_error = _hand_over(on_output, done)

@@ -44,7 +44,7 @@ class TraceStep:
         self.workspace = layout.workspace
         self.confinement = confinement
         self.recorder = recorder
-        self.guard = recorder.guard
+        self.scrubber = recorder.scrubber
         self.evidence = evidence
         self.scratch = scratch
         self.baseline: Baseline | None = None
@@ -56,7 +56,7 @@ class TraceStep:
             return None
         ignored = (*self.settings.ignore, RECORD_DIR)
         folder = self.layout.record / "baseline"
-        baseline = Baseline(self.workspace, folder, ignored, redact=self.guard.redactor.data)
+        baseline = Baseline(self.workspace, folder, ignored, redact=self.scrubber.redactor.data)
         baseline.forbidden = self._hidden_files()
         baseline.refresh()
         self.baseline = baseline
@@ -98,7 +98,7 @@ class TraceStep:
         if self.baseline is None:
             return {}, {}, 0
         found = record_versions(
-            self.baseline, self.evidence, self.guard.redactor.data, paths, before
+            self.baseline, self.evidence, self.scrubber.redactor.data, paths, before
         )
         refs, fields = found.extra(self.evidence, with_diff)
         return refs, fields, found.redacted

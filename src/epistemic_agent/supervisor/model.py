@@ -180,10 +180,8 @@ class Supervisor:
         messages: list[Any] = [UserMessage(text)]
         for attempt in (1, 2):
             try:
-                if getattr(self.provider, "streams", False):
-                    complete: Any = self.provider.complete
-                    turn: Turn = complete(system, messages, _Quiet())
-                    return turn
+                if self.provider.streams:
+                    return self.provider.complete(system, messages, _Quiet())
                 return self.provider.complete(system, messages)
             except ProviderError as error:
                 if not error.retryable or attempt == 2:
@@ -240,5 +238,5 @@ def make_supervisor(spec: SupervisorSpec, timeout: float = 120.0) -> Supervisor:
     provider = make_provider(
         spec.model, base_url=spec.base_url, api_key_env=spec.api_key_env, timeout=timeout
     )
-    options = getattr(provider, "options", None)
-    return Supervisor(spec, provider, getattr(options, "info", None))
+    options = provider.options
+    return Supervisor(spec, provider, options.info if options is not None else None)

@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING
 
 from ..core.saferead import read_regular
 from ..core.structs import field, struct
-from ..providers.base import Message, ProviderError, Turn, Usage, UserMessage
+from ..providers.base import (
+    Message,
+    ModelOptions,
+    ProviderError,
+    StreamSink,
+    Turn,
+    Usage,
+    UserMessage,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -97,13 +105,20 @@ class ScriptedSupervisor:
     name: str = "replay"
     entries: list[dict[str, Any]] = field(default_factory=list)
     played: int = 0
+    options: ModelOptions | None = None  # no model behind it: no window to keep to
+    cache_key: str | None = None  # nothing is cached
 
     def __post_init__(self) -> None:
         self.model = str(self.path)
         self.entries = load_verdicts(self.path)
         self._ordered = [e for e in self.entries if "when" not in e and "default" not in e]
 
-    def complete(self, system: str, messages: Sequence[Message]) -> Turn:
+    streams = False  # a verdict comes whole
+    leftover = 0  # verdicts left over are not a stop of the loop's
+
+    def complete(
+        self, system: str, messages: Sequence[Message], sink: StreamSink | None = None
+    ) -> Turn:
         entry = self._entry(_call_text(messages))
         if entry is None:
             raise ProviderError(

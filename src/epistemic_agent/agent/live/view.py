@@ -56,7 +56,7 @@ class LiveEvents:
     def follow(self, session: Session) -> None:
         """Tail the session's running commands (their capture files), redacted as the
         record is."""
-        self.tail = Tail(session.capture_files, lambda text: session.guard.redactor.text(text)[0])
+        self.tail = Tail(session.capture_files, lambda text: session.scrubber.text(text))
 
     # -- the model ------------------------------------------------------------------------
 
