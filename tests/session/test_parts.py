@@ -31,7 +31,7 @@ def test_the_parts_are_made_once_and_are_the_same_everywhere(ws: Path) -> None:
             parts.scrubber = parts.scrubber  # type: ignore[misc]
         assert parts.recorder.scrubber is parts.scrubber is session.scrubber
         pipeline = parts.pipeline
-        assert pipeline.in_force is parts.in_force and pipeline.policy.asking is parts.asking
+        assert pipeline.in_force is parts.in_force and pipeline.approval.asking is parts.asking
         assert pipeline.recorder is parts.recorder and pipeline.gate is session.gate
         assert session.alerts is parts.alerts and parts.alerts.runner == parts.scratch.run_hook
         assert parts.asking.signers is parts.in_force.signers  # one view of who may approve

@@ -13,11 +13,11 @@ from ..effects.cache import EffectCache
 from ..gate.check import GateConfig
 from ..policy.alerts import Alerts
 from .alerting import Alerting
+from .approval_step import ApprovalStep
 from .file_step import FileStep
 from .in_force import PolicyInForce
 from .opening import Confining, temp_dir
 from .pipeline import Pipeline
-from .policy_step import PolicyStep
 from .recorder import Recorder
 from .review_step import ReviewStep
 from .scratch import Scratch
@@ -120,7 +120,7 @@ def open_parts(
         effects,
         recorder,
         in_force,
-        PolicyStep(in_force, asking, scrubber, recorder, alerting),
+        ApprovalStep(in_force, asking, scrubber, recorder, alerting),
         ReviewStep(given.supervisor, scrubber, recorder),
         alerting,
         (shell, files),

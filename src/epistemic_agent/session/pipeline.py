@@ -20,9 +20,9 @@ from ..core.clock import now
 from ..execute.files import precheck
 from ..gate.check import Call, Rejected, check
 from ..journal.records import call_record, rejected_record
+from .approval_step import decision_json
 from .file_step import FileRan
 from .outcomes import Declared, Observed
-from .policy_step import decision_json
 from .results import CallResult
 from .review_step import block_message, flagged_decision
 from .shell_step import ShellRan
@@ -39,9 +39,9 @@ if TYPE_CHECKING:
     from ..journal.log import Record
     from ..policy.rules import Decision
     from .alerting import Alerting
+    from .approval_step import ApprovalStep
     from .file_step import FileStep
     from .in_force import PolicyInForce
-    from .policy_step import PolicyStep
     from .recorder import Recorder
     from .review_step import Reviewed, ReviewStep
     from .shell_step import ShellStep
@@ -67,7 +67,7 @@ class Pipeline:
         effects: EffectCache,
         recorder: Recorder,
         in_force: PolicyInForce,
-        policy: PolicyStep,
+        approval: ApprovalStep,
         review: ReviewStep,
         alerting: Alerting,
         steps: tuple[ShellStep, FileStep],
@@ -75,7 +75,7 @@ class Pipeline:
     ) -> None:
         self.gate, self.effects, self.recorder = gate, effects, recorder
         self.in_force = in_force
-        self.policy, self.review, self.alerting = policy, review, alerting
+        self.approval, self.review, self.alerting = approval, review, alerting
         self.shell, self.files = steps
         self.ticket = ticket
         self._declaring = threading.local()  # the seq of the call this thread declares
@@ -182,16 +182,16 @@ class Pipeline:
         """Ask a human when the policy says so; a denial or a cancellation settles the call."""
         seq, call, decision = declared.seq, declared.call, declared.decision
         if decision.decision == "ask":
-            answer = self.policy.ask(seq, call, declared.effect, decision, cancel, declared.head)
+            answer = self.approval.ask(seq, call, declared.effect, decision, cancel, declared.head)
             if answer.decision == "cancelled":
-                result = self.policy.cancelled(seq, call, answer.comment, answer.by)
+                result = self.approval.cancelled(seq, call, answer.comment, answer.by)
                 raise Settled(_with_review(declared, result))
             if not answer.approved:
                 raise Settled(
-                    _with_review(declared, self.policy.denied(seq, call, decision, answer))
+                    _with_review(declared, self.approval.denied(seq, call, decision, answer))
                 )
         if cancel is not None and cancel.is_set():
-            result = self.policy.cancelled(seq, call, cancel.describe(), cancel.by)
+            result = self.approval.cancelled(seq, call, cancel.describe(), cancel.by)
             raise Settled(_with_review(declared, result))
 
     def run(self, declared: Declared, cancel: Cancel | None) -> ShellRan | FileRan | Observed:

@@ -1,6 +1,6 @@
 """The supervisor's part of a session: asking it about a call the gate accepted, before any
 approval and before the call runs; the `review` record; what a block, a flag or a failure does
-to the call. A collaborator of `Session`, like policy_step.py."""
+to the call. A collaborator of `Session`, like approval_step.py."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .scrub import Scrubber
 
 
-class PolicyStep:
+class ApprovalStep:
     """Ask, record the answer; alert on a denial."""
 
     def __init__(
