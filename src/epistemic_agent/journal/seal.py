@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 NAMESPACE = "epistemic"
 FORMAT = "epistemic-seal"
 VERSION = 1
-SEALS_DIR = "seals"
 MAX_STATEMENT = 64 << 10
 MAX_SIGNATURE = 64 << 10
 HEX64 = re.compile(r"[0-9a-f]{64}")
