@@ -1,8 +1,8 @@
-"""Benchmarks of the accountable tool layer: gate + journal + report overhead, verify, start-up.
+"""Benchmark of recording a call: the gate + journal + report overhead of `Session.call`.
 
 Run from the repository root with the project's virtualenv:
 
-    .venv/bin/python bench/bench_core.py             # full run (1.5 to 3 minutes on 2 cores)
+    .venv/bin/python bench/bench_core.py             # full run (1 to 2 minutes on 2 cores)
     .venv/bin/python bench/bench_core.py --quick     # smoke run (seconds)
     .venv/bin/python bench/bench_core.py --profile   # also cProfile 100 calls at 10,000
 
@@ -14,9 +14,10 @@ It prints Markdown tables to stdout, in this order:
 2. a naive design on the same journals: append one line, then `report.rebuild` from scratch;
 3. the cost of spawning `bash -c true` (timed amid the windows of 1), and how the executor's
    wait compares with a blocking one;
-4. the overhead targets, PASS/FAIL;
-5. `verify_journal` throughput on a synthetic 1,000,000-entry journal, in-process and via the CLI;
-6. cold start of `epistemic exec ... -- true` against `python -c pass`, and `-X importtime`.
+4. the overhead targets, PASS/FAIL.
+
+`epistemic verify`'s throughput is measured by bench_verify.py, and `epistemic exec`'s cold
+start by bench_exec_start.py.
 
 Everything is written under a temporary directory (tempfile's default, normally /tmp) that is
 removed at the end. Nothing in the repository is modified. See bench/RESULTS.md for a run.
@@ -26,18 +27,12 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import datetime as dt
-import hashlib
 import io
 import itertools
-import json
 import os
-import platform
 import pstats
 import random
-import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,20 +43,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from unittest import mock
 
+from timings import GOOD_CALLS, Stats, Target, print_table, print_targets, run_bench, us
+
 from epistemic_agent.core.layout import Layout
-from epistemic_agent.core.vocabulary import is_mutating
 from epistemic_agent.execute.shell import Execution, run_shell
-from epistemic_agent.journal.log import FORMAT_VERSION, Position, Record, encode, line_hash
-from epistemic_agent.journal.verify import verify_journal
+from epistemic_agent.journal.log import FORMAT_VERSION, Record, encode, line_hash
 from epistemic_agent.reports.rationale.report import rebuild
-from epistemic_agent.session import session as session_module
 from epistemic_agent.session import shell_step
 from epistemic_agent.session.session import Session, Settings
 
 WINDOW = 100  # calls timed at the end of each session length
 SEED = 20_240_611
-CLI = Path(sys.executable).parent / "epistemic"
-COLD_REASON = "Check that the workspace is reachable before the real work starts on this task."
 
 
 @dataclass(frozen=True)
@@ -71,189 +63,14 @@ class Config:
     lengths: tuple[int, ...]
     naive_samples: dict[int, int]
     spawn_runs: int
-    verify_entries: int
-    verify_repeats: int
-    cold_runs: int
 
 
-FULL = Config((100, 1_000, 10_000), {100: 100, 1_000: 20, 10_000: 5}, 200, 1_000_000, 3, 30)
-QUICK = Config((100, 1_000), {100: 10, 1_000: 3}, 30, 100_000, 1, 5)
-
-
-@dataclass(frozen=True)
-class Stats:
-    """Summary of a list of durations, in seconds."""
-
-    n: int
-    mean: float
-    p50: float
-    p95: float
-    min: float
-
-    @classmethod
-    def of(cls, samples: Sequence[float]) -> Stats:
-        ordered = sorted(samples)
-        p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-        mean, p50 = statistics.fmean(ordered), statistics.median(ordered)
-        return cls(len(ordered), mean, p50, p95, ordered[0])
-
-
-@dataclass(frozen=True)
-class Target:
-    name: str
-    value: str
-    limit: str
-    ok: bool
-
-
-# -- output ------------------------------------------------------------------------------------
-
-
-def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    """A Markdown pipe table, padded so it also reads well in a terminal."""
-    cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(cells[0], widths, strict=True)) + " |"
-    print(f"\n### {title}\n\n{line}")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in cells[1:]:
-        print("| " + " | ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) + " |")
-    sys.stdout.flush()
-
-
-def us(seconds: float) -> str:
-    return f"{seconds * 1e6:,.0f}"
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:,.1f}"
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
-
-
-def machine() -> list[tuple[str, str]]:
-    """CPU model, cores, kernel, Python, the file system of the temp dir, and the date."""
-    cpu = "?"
-    with open("/proc/cpuinfo", encoding="utf-8") as handle:
-        for line in handle:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    return [
-        ("CPU", cpu),
-        ("cores", str(os.cpu_count())),
-        ("kernel", platform.release()),
-        ("Python", f"{platform.python_version()} ({sys.executable})"),
-        ("temp dir", f"{tempfile.gettempdir()} on {filesystem_of(tempfile.gettempdir())}"),
-        ("date (UTC)", dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")),
-        ("load average at start", load_average()),
-        ("source under test", source_revision()),
-    ]
-
-
-def source_revision() -> str:
-    """The git commit, whether src/ differs from it, and a digest of the package's sources."""
-    package = Path(session_module.__file__).parent
-    digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.read_bytes())
-    try:
-        head = git("rev-parse", "--short", "HEAD", cwd=package)
-        dirty = git("status", "--porcelain", "--", ".", cwd=package)
-    except (OSError, subprocess.CalledProcessError):
-        return f"sha256(*.py) {digest.hexdigest()[:12]}"
-    state = f"{len(dirty.splitlines())} file(s) changed in src" if dirty else "clean"
-    return f"commit {head} ({state}), sha256(*.py) {digest.hexdigest()[:12]}"
-
-
-def git(*args: str, cwd: Path) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
-def load_average() -> str:
-    return " / ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1 / 5 / 15 min)"
-
-
-def filesystem_of(path: str) -> str:
-    """The mount (type, device, mount point) with the longest prefix of `path`."""
-    best = ("?", "?", "")
-    real = os.path.realpath(path)
-    with open("/proc/mounts", encoding="utf-8") as handle:
-        for line in handle:
-            device, point, kind = line.split()[:3]
-            inside = real == point or real.startswith(point.rstrip("/") + "/")
-            if inside and len(point) >= len(best[2]):
-                best = (kind, device, point)
-    return f"{best[0]} ({best[1]} mounted at {best[2]})"
+FULL = Config((100, 1_000, 10_000), {100: 100, 1_000: 20, 10_000: 5}, 200)
+QUICK = Config((100, 1_000), {100: 10, 1_000: 3}, 30)
 
 
 # -- 1. session overhead with the command stubbed out ----------------------------------------
 
-
-@dataclass(frozen=True)
-class Template:
-    """One kind of accepted bash call: ~40-char command, ~100-char reason, share of the mix."""
-
-    act: str
-    command: str
-    reason: str
-    weight: int
-
-
-GOOD_CALLS: tuple[Template, ...] = (
-    Template(
-        "collect-info",
-        "grep -rn 'def parse_rows' src/ | head -n {i}",
-        "Find where parse_rows is defined so I know which module owns CSV parsing "
-        "before I touch it.",
-        38,
-    ),
-    Template(
-        "test-hypothesis",
-        "python -m pytest -q tests/test_rows.py -k t{i}",
-        "I believe parse_rows drops the final row; if this case passes with the full "
-        "count, it is refuted.",
-        14,
-    ),
-    Template(
-        "verify",
-        "python -m pytest -q -x tests/ --maxfail={i}",
-        "Confirm the whole suite is still green after the loop fix, so the change is "
-        "safe to hand over.",
-        14,
-    ),
-    Template(
-        "change-state",
-        "sed -i 's/range(n - 1)/range(n)/' src/r{i}.py",
-        "Fix the off-by-one in the row loop that the failing test pinned down as the "
-        "cause of the loss.",
-        12,
-    ),
-    Template(
-        "setup",
-        "python -m pip install -q pytest-timeout==2.{i}",
-        "The suite relies on per-test timeouts; install the plugin so a hanging test "
-        "fails fast instead.",
-        5,
-    ),
-    Template(
-        "revert",
-        "git checkout -- src/rows.py src/util{i}.py",
-        "The loop change broke header handling; undo it and go back to the last state "
-        "where tests passed.",
-        2,
-    ),
-    Template(
-        "cleanup",
-        "rm -rf build/ .pytest_cache/ /tmp/rows-{i}",
-        "Remove the build output and caches I created myself so the workspace is left "
-        "the way I found it.",
-        5,
-    ),
-)
 
 #: Calls the gate refuses, each for a different rule (10% of the mix in total).
 BAD_CALLS: tuple[dict[str, str], ...] = (
@@ -531,214 +348,6 @@ def measure_spawn_context(runs: int, root: Path) -> list[tuple[str, Stats]]:
     return rows
 
 
-# -- 5. verify throughput --------------------------------------------------------------------
-
-
-def session_line() -> Record:
-    return {
-        "kind": "session",
-        "session": "5f1c" * 8,
-        "started": "2026-01-01T00:00:00.000Z",
-        "tool_version": "0.1.0",
-        "workspace": "/tmp/bench-workspace",
-        "git_head": None,
-        "user": "bench",
-        "host": "bench-host",
-        "pid": 4242,
-        "python": platform.python_version(),
-    }
-
-
-def synthetic_records(count: int) -> Iterator[Record]:
-    """A session line, then call/outcome pairs shaped like the real ones (~300 bytes a line)."""
-    yield session_line()
-    for n in range(2, count + 1):
-        seq = n // 2
-        stamp = f"2026-01-01T{seq // 3600 % 24:02d}:{seq // 60 % 60:02d}:{seq % 60:02d}.000Z"
-        if n % 2 == 0:
-            template = GOOD_CALLS[seq % len(GOOD_CALLS)]
-            yield {
-                "kind": "call",
-                "seq": seq,
-                "t": stamp,
-                "tool": "bash",
-                "act": template.act,
-                "mutating": is_mutating(template.act),
-                "reason": template.reason,
-                "command": template.command.format(i=seq % 100),
-                "pid": 4242,
-            }
-        else:
-            yield {
-                "kind": "outcome",
-                "seq": seq,
-                "t": stamp,
-                "ok": True,
-                "outcome": "rc=0 — (no output)",
-                "duration": 0.004213,
-                "returncode": 0,
-                "timed_out": False,
-                "evidence": {},
-            }
-
-
-def write_journal(layout: Layout, count: int) -> Position:
-    """A valid hash-chained journal of `count` lines and the head anchor that matches it."""
-    layout.record.mkdir(parents=True, exist_ok=True)
-    position = Position()
-    batch: list[bytes] = []
-    with layout.journal.open("wb") as out:
-        for record in synthetic_records(count):
-            full = {"prev": position.head, "n": position.lines + 1, "v": FORMAT_VERSION}
-            full.update(record)
-            body = encode(full)
-            position.advance(body, full)
-            batch.append(body)
-            if len(batch) >= 10_000:
-                out.write(b"\n".join(batch) + b"\n")
-                batch.clear()
-        if batch:
-            out.write(b"\n".join(batch) + b"\n")
-    layout.head.write_text(json.dumps(position.to_json()), encoding="ascii")
-    return position
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    entries: int
-    size: int
-    build: float
-    in_process: Stats
-    cli: Stats
-
-
-def measure_verify(count: int, repeats: int, root: Path) -> VerifyResult:
-    layout = Layout(root / "verify")
-    started = time.perf_counter()
-    position = write_journal(layout, count)
-    build = time.perf_counter() - started
-    os.sync()  # timed reads from a warm page cache, with no writeback of the build going on
-    runs = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = verify_journal(layout.journal, layout.head)
-        runs.append(time.perf_counter() - started)
-        assert result.status == "intact" and result.lines == count, result.to_json()
-        assert not result.notes and result.head == position.head, result.to_json()
-    cli_runs = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        done = subprocess.run(
-            [str(CLI), "verify", str(layout.workspace)], capture_output=True, text=True, check=False
-        )
-        cli_runs.append(time.perf_counter() - started)
-        assert done.returncode == 0 and f"intact: {count} line(s)" in done.stdout, done
-    size = layout.journal.stat().st_size
-    shutil.rmtree(layout.workspace)
-    return VerifyResult(count, size, build, Stats.of(runs), Stats.of(cli_runs))
-
-
-# -- 6. cold start ---------------------------------------------------------------------------
-
-
-def interpreter_of(script: Path) -> str:
-    """The interpreter in a console script's shebang: the one `epistemic` really runs on."""
-    first = script.read_text(encoding="utf-8").splitlines()[0]
-    return first.removeprefix("#!").strip()
-
-
-def exec_args(workspace: Path) -> list[str]:
-    return ["exec", "--type", "collect-info", "--reason", COLD_REASON, "-C", str(workspace)]
-
-
-@dataclass(frozen=True)
-class PyEnv:
-    """An environment to start Python in, and what to call it."""
-
-    label: str
-    env: dict[str, str]
-
-
-def python_envs(root: Path) -> list[PyEnv]:
-    """With a bytecode cache (a private PYTHONPYCACHEPREFIX) and without one for the package.
-
-    The cached case is how an installed tool runs. The uncached case is this repository's
-    environment when PYTHONDONTWRITEBYTECODE=1 and src/ has no __pycache__: every start
-    compiles the package from source. Neither writes into the repository.
-    """
-    plain = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
-    cached = {k: v for k, v in plain.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    cached["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
-    source = Path(session_module.__file__)
-    pyc = source.parent / "__pycache__" / f"{source.stem}.{sys.implementation.cache_tag}.pyc"
-    state = "src/ has __pycache__" if pyc.exists() else "package compiled at every start"
-    return [
-        PyEnv("bytecode cached (PYTHONPYCACHEPREFIX)", cached),
-        PyEnv(f"PYTHONDONTWRITEBYTECODE=1, {state}", plain | {"PYTHONDONTWRITEBYTECODE": "1"}),
-    ]
-
-
-def wall(argv: Sequence[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
-    return time.perf_counter() - started
-
-
-@dataclass(frozen=True)
-class ColdStart:
-    env: PyEnv
-    exec_: Stats
-    imports: Stats
-    stdlib: Stats
-    python: Stats
-    exec_imports: list[tuple[str, int, int, int]]
-
-
-#: What `epistemic exec` imports, without doing anything: isolates import cost from the rest.
-IMPORTS_ONLY = "import shlex, epistemic_agent.cli, epistemic_agent.session.session"
-#: The standard-library modules those pull in that cost most: a floor for the imports.
-STDLIB_FLOOR = "import argparse, dataclasses, hashlib, json, pathlib, shlex, subprocess, typing"
-
-
-def measure_cold_start(runs: int, env: PyEnv, workspace: Path) -> ColdStart:
-    """Alternate `epistemic exec -- true`, its imports alone, the heaviest standard-library
-    modules alone and `python -c pass`, so that drift and noise hit all of them alike."""
-    workspace.mkdir(exist_ok=True)
-    python = interpreter_of(CLI)
-    commands = [
-        [str(CLI), *exec_args(workspace), "--", "true"],
-        [python, "-c", IMPORTS_ONLY],
-        [python, "-c", STDLIB_FLOOR],
-        [python, "-c", "pass"],
-    ]
-    for _ in range(3):  # a small existing journal, a warm bytecode cache and page cache
-        for command in commands:
-            wall(command, env.env)
-    times: list[list[float]] = [[] for _ in commands]
-    for _ in range(runs):
-        for command, samples in zip(commands, times, strict=True):
-            samples.append(wall(command, env.env))
-    module = ["-m", "epistemic_agent.cli", *exec_args(workspace), "--", "true"]
-    exec_, imports, stdlib, bare = (Stats.of(samples) for samples in times)
-    return ColdStart(env, exec_, imports, stdlib, bare, import_times(module, env.env))
-
-
-IMPORT_LINE = re.compile(r"import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)")
-
-
-def import_times(args: Sequence[str], env: dict[str, str]) -> list[tuple[str, int, int, int]]:
-    """(module, nesting depth, self µs, cumulative µs) for each import `python ARGS` makes."""
-    argv = [interpreter_of(CLI), "-X", "importtime", *args]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
-    found = []
-    for line in done.stderr.splitlines():
-        match = IMPORT_LINE.match(line)
-        if match:
-            depth = (len(match[3]) - 1) // 2
-            found.append((match[4], depth, int(match[1]), int(match[2])))
-    return found
-
-
 # -- reporting -------------------------------------------------------------------------------
 
 
@@ -810,83 +419,6 @@ def overhead_targets(over: Overhead, label: str) -> list[Target]:
     ]
 
 
-def print_targets(title: str, targets: Sequence[Target]) -> None:
-    rows = [[t.name, t.value, t.limit, verdict(t.ok)] for t in targets]
-    print_table(title, ["target", "measured", "limit", "result"], rows)
-
-
-def report_verify(result: VerifyResult) -> Target:
-    rate = result.entries / result.in_process.p50
-    cli_rate = result.entries / result.cli.p50
-    print_table(
-        f"verify: {result.entries:,} entries, {result.size / 1e6:,.0f} MB "
-        f"({result.size / result.entries:.0f} B/entry; built in {result.build:.1f} s)",
-        ["how", "runs", "median s", "min s", "entries/s (median)"],
-        [
-            [
-                "verify_journal() in-process",
-                result.in_process.n,
-                f"{result.in_process.p50:.2f}",
-                f"{result.in_process.min:.2f}",
-                f"{rate:,.0f}",
-            ],
-            [
-                "`epistemic verify DIR` wall",
-                result.cli.n,
-                f"{result.cli.p50:.2f}",
-                f"{result.cli.min:.2f}",
-                f"{cli_rate:,.0f}",
-            ],
-        ],
-    )
-    return Target("verify_journal throughput", f"{rate:,.0f} entries/s", "≥ 200,000", rate >= 2e5)
-
-
-def report_cold_start(colds: Sequence[ColdStart]) -> list[Target]:
-    rows: list[tuple[str, Stats]] = []
-    targets = []
-    for cold in colds:
-        label = cold.env.label
-        rows.append((f"`epistemic exec ... -- true`, {label}", cold.exec_))
-        rows.append((f"`python -c '{IMPORTS_ONLY}'`, {label}", cold.imports))
-        rows.append((f"`python -c '{STDLIB_FLOOR}'`, {label}", cold.stdlib))
-        rows.append((f"`python -c pass`, {label}", cold.python))
-        ratio = cold.exec_.mean / cold.python.mean
-        median_ratio = cold.exec_.p50 / cold.python.p50
-        value = f"{ratio:.2f}× (median {median_ratio:.2f}×)"
-        name = f"cold start, {label}: exec / python -c pass (means)"
-        targets.append(Target(name, value, "≤ 5×", ratio <= 5))
-    print_table(
-        "Cold start, ms (wall; the commands alternated)",
-        ["command", "runs", "mean", "median", "p95", "min"],
-        [[name, s.n, ms(s.mean), ms(s.p50), ms(s.p95), ms(s.min)] for name, s in rows],
-    )
-    for cold in colds:
-        report_imports(cold)
-    return targets
-
-
-def report_imports(cold: ColdStart) -> None:
-    """Top imports of `epistemic exec`, and where the rest of its start-up goes."""
-    top = sorted(cold.exec_imports, key=lambda item: -item[3])[:10]
-    print_table(
-        f"`python -X importtime -m epistemic_agent.cli exec ...`, {cold.env.label}: "
-        "top 10 by cumulative µs",
-        ["module", "depth", "self µs", "cumulative µs"],
-        [[f"`{name}`", depth, f"{own:,}", f"{cum:,}"] for name, depth, own, cum in top],
-    )
-    imports = cold.imports.p50 - cold.python.p50
-    floor = cold.stdlib.p50 - cold.python.p50
-    rest = cold.exec_.p50 - cold.imports.p50
-    print(
-        f"\nMedians: exec {ms(cold.exec_.p50)} ms = interpreter start {ms(cold.python.p50)} ms"
-        f" + imports {ms(imports)} ms (of which {ms(floor)} ms would be the standard-library"
-        f" floor alone) + the rest {ms(rest)} ms (argument parsing, opening the session, the"
-        " gate, journal appends and fsyncs, spawning bash, report and anchor writes)."
-        f" {len(cold.exec_imports)} modules imported per -X importtime."
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="smaller sizes: a smoke run")
@@ -894,17 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--profile", action="store_true", help="also cProfile 100 calls at the largest length"
     )
     options = parser.parse_args(argv)
-    if not CLI.exists():
-        print(f"bench: no console script at {CLI}; run with the venv's python", file=sys.stderr)
-        return 2
-    print_table("Machine", ["what", "value"], machine())
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="epistemic-bench-") as tmp:
-        targets = run_all(QUICK if options.quick else FULL, Path(tmp), options.profile)
-    print_targets("All targets", targets)
-    elapsed = time.perf_counter() - started
-    print(f"\nTotal bench time {elapsed:.0f} s; load average at the end {load_average()}.")
-    return 0
+    config = QUICK if options.quick else FULL
+    return run_bench(lambda root: run_all(config, root, options.profile))
 
 
 def run_all(config: Config, root: Path, profile: bool) -> list[Target]:
@@ -921,11 +444,6 @@ def run_all(config: Config, root: Path, profile: bool) -> list[Target]:
     if over.profile:
         print(f"\n### cProfile: {WINDOW} more calls of mix at {config.lengths[-1]:,}\n")
         print("```\n" + over.profile.strip() + "\n```")
-    verify = measure_verify(config.verify_entries, config.verify_repeats, root)
-    targets.append(report_verify(verify))
-    workspace = root / "cold"
-    colds = [measure_cold_start(config.cold_runs, env, workspace) for env in python_envs(root)]
-    targets += report_cold_start(colds)
     return targets
 
 

@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_session import TASK, script, write_project
+from cost_project import write_project
+from cost_session import TASK, script
 from fake_models import AnthropicCache, FakeModelServer, OpenAICache
 
 TARGET = 0.3

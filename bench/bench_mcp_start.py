@@ -244,8 +244,12 @@ def main(argv: list[str] | None = None) -> int:
         row("`python -c pass` exits (the floor)", samples["python"], floor, None),
         row("`initialize` answered, no policy", samples["init"], floor, None),
         row("`tools/list` answered, no policy", samples["list"], floor, None),
-        row("`initialize` answered, with a policy", samples["init-policy"], floor, 8.0),
-        row("`tools/list` answered, with a policy", samples["list-policy"], floor, 8.0),
+        row(
+            "`initialize` answered, with a policy", samples["init-policy"], floor, HANDSHAKE_TARGET
+        ),
+        row(
+            "`tools/list` answered, with a policy", samples["list-policy"], floor, HANDSHAKE_TARGET
+        ),
         row("`import mcp.server.lowlevel, .stdio` (the SDK)", samples["sdk"], floor, None),
     ]
     for text, ok in lines:
@@ -257,7 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|---:|---|")
     lines = [
         row(f"later call (median of 2nd..{CALLS}th)", samples["later"], later, None),
-        row(f"first call, {args.turn:g} s after the handshake", samples["first"], later, 2.0),
+        row(
+            f"first call, {args.turn:g} s after the handshake",
+            samples["first"],
+            later,
+            FIRST_CALL_TARGET,
+        ),
         row("first call, sent at once after the handshake", samples["first-at-once"], later, None),
     ]
     for text, ok in lines:

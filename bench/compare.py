@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The scripts and their smoke-size arguments (scripts that print no tables are left out).
 SCRIPTS: dict[str, tuple[str, ...]] = {
     "bench_core": ("--quick",),
+    "bench_verify": ("--quick",),
+    "bench_exec_start": ("--quick",),
     "bench_confine": ("--quick",),
     "bench_observe": ("--runs", "10"),
     "bench_effects": ("--quick",),

@@ -281,10 +281,6 @@ def test_value_without_secrets_is_the_same_object() -> None:
     assert Redactor({}).value(marker) == (marker, 0)
 
 
-def test_active() -> None:
-    assert Redactor({}).active
-
-
 def imported_by(module: str) -> set[str]:
     """The modules a fresh interpreter loads to import `module`."""
     code = f"import sys; old = set(sys.modules); import {module}; print(*set(sys.modules) - old)"

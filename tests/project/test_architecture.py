@@ -81,12 +81,12 @@ def test_every_module_lives_in_a_subpackage_that_sits_in_one_layer() -> None:
     assert packages == set(listed)
 
 
-def test_no_module_is_over_400_lines() -> None:
+def test_no_module_is_over_600_lines() -> None:
     long = {
         str(path.relative_to(PACKAGE)): lines
         for path in PACKAGE.rglob("*.py")
         if "tasks" not in path.relative_to(PACKAGE).parts
-        and (lines := len(path.read_text().splitlines())) > 400
+        and (lines := len(path.read_text().splitlines())) > 600
     }
     assert long == {}
 

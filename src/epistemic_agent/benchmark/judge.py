@@ -38,7 +38,7 @@ from .tasks import Pristine, Task, TaskError, prepare_workspace
 ORACLE_TIMEOUT = 900.0  # hang protection only: each run of the agent's code has its budget
 HERE = Path(__file__).resolve().parent
 JUDGELIB = HERE / "judgelib.py"
-JUDGE_FILES = ("judgelib.py", "judgerun.py", "judgesuites.py")  # stdlib only, beside the oracle
+JUDGE_FILES = ("judgelib.py", "judgerun.py")  # standard library only, beside the oracle
 ENVIRONMENT_EXIT = 4  # judgelib.main: the judging environment failed
 
 

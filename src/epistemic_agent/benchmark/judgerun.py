@@ -1,4 +1,4 @@
-"""Running the agent's code apart from its judge (part of judgelib; standard library only).
+"""Running the agent's code apart from its judge (judgelib's engine; standard library only).
 
 `run_code` runs a command in a scratch folder through the launcher named by
 EPISTEMIC_JUDGE_LAUNCHER (epistemic_agent.benchmark.launcher): a fresh session whose parent is

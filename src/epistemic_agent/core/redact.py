@@ -96,11 +96,6 @@ class Redactor:
         self._scans: dict[str, re.Pattern[str]] = {}
         self._policy: list[tuple[re.Pattern[str], str]] | None = None
 
-    @property
-    def active(self) -> bool:
-        """Always true: the built-in formats are always looked for."""
-        return True
-
     def text(self, value: str) -> tuple[str, int]:
         """`value` with every secret replaced by a marker, and how many were replaced."""
         if len(value) < _SHORTEST and not self._patterns:  # most record fields: no secret

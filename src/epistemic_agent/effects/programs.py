@@ -11,7 +11,7 @@ in `effects` then judges each simple command with `Cmd.run`. The families:
     effects_net        curl, wget, rsync, scp
     effects_wrappers   sudo, env, nice, timeout, xargs, bash -c, eval...
     effects_interp     python, perl, ruby, node, php
-    effects_git        git (effects_git_subs: paths, effects_git_refs: refs, config)
+    effects_git        git: global options, and subcommands with grammars of their own
     effects_packages   pip, npm, apt, cargo, docker, kubectl, systemctl...
     effects_system     kill, date, hostname, crontab, dpkg
     effects_tools      formatters, ruff, compilers, and every unknown program

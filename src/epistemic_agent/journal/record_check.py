@@ -1,5 +1,5 @@
 """The whole record checked at once: the journal's chain and head anchor (verify.py), every
-evidence blob (evidence_check.py), the seals (seal_check.py), a head hash kept elsewhere
+evidence blob (evidence_check.py), the seals (seal.py), a head hash kept elsewhere
 (`--expect-head`), and the damaged journal a salvaged one continues (salvage.py).
 
 What each anchor defends against is in docs/security.md ("The record's anchors").
@@ -18,7 +18,7 @@ from .approval_check import CALL_SEQ, Approvals, check_approvals
 from .evidence_check import Listing, Ref, check_evidence, list_store, refs_of
 from .log import GENESIS, decode
 from .reading import read_numbered
-from .seal_check import Against, SealFile, judge_seals, read_seals
+from .seal import Against, SealFile, judge_seals, read_seals
 from .verify import TAMPERED, Problem, Verification, verify_journal
 
 if TYPE_CHECKING:

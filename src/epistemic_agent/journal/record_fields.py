@@ -11,12 +11,6 @@ from collections import Counter
 from .log import FORMAT_VERSION, Record
 from .schema import KINDS, Kind
 
-#: The record kinds whose timestamps readers count toward a session's time (journal/timing.py);
-#: every kind of the format is in journal/schema/.
-KNOWN_KINDS = frozenset(
-    {"session", "call", "outcome", "rejected", "approval", "policy", "alert", "run", "user"}
-    | {"model", "model-error", "text", "final", "interrupt", "stop", "recovery", "review"}
-)
 #: What each type is called in a note.
 TYPES = {
     "text": "a string",

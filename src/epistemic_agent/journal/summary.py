@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from ..core.tokens_text import input_sum
 from ..core.vocabulary import act_order
 from .log import Record
-from .records import seq_of
 from .sessions import Loaded
 from .view import FATES
 
@@ -74,12 +73,3 @@ def changed_files(session: Loaded) -> dict[str, list[str]]:
             if key in changed and isinstance(paths, list):
                 changed[key].update(dict.fromkeys(str(p) for p in paths))
     return {key: sorted(paths) for key, paths in changed.items()}
-
-
-def call_seqs(records: list[Record]) -> list[int]:
-    """The seq of every call and rejection, in journal order."""
-    return [
-        seq
-        for r in records
-        if r.get("kind") in ("call", "rejected") and (seq := seq_of(r)) is not None
-    ]

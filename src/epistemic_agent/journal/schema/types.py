@@ -44,7 +44,6 @@ STRINGS = Type(
 ANY = Type("any", "", lambda v: True)
 #: `{"sha256": hex, "bytes": size, "kept": bytes stored}` (see "Evidence refs").
 REF = Type("evidence ref", "object", lambda v: isinstance(v, dict) and type(v.get("sha256")) is str)
-REFS = Type("array of evidence refs", "array", lambda v: isinstance(v, list | tuple))
 #: A side of a `versions` entry: a ref, null (no file) or "empty" (a file of no bytes).
 SIDE = Type(
     'evidence ref, null or `"empty"`', "", lambda v: v is None or v == "empty" or REF.test(v)

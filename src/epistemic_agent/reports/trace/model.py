@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from ...journal.records import CallView
     from ...journal.sessions import Loaded
 
-CHANGING = ("change-state", "revert", "setup", "cleanup")
 TICKET = re.compile(r"(?i:ticket)\s*[:=#]\s*(\S+)|\b([A-Z][A-Z0-9_]+-\d+)\b")
 BEFORE = 0  # blame: the line was there when the session found the file
 OUTSIDE = -1  # blame: changed by something the record cannot name (between calls, not kept)
