@@ -30,13 +30,11 @@ if TYPE_CHECKING:
 EXIT_PROVIDER = 5
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "run",
-        help="one-shot: give a model a task in a workspace",
-        description="Run the agent on TASK until the model finishes. Exit 0 when "
+def define_run(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run the agent on TASK until the model finishes. Exit 0 when "
         "the model finished; 3 max steps; 4 too many consecutive rejections; "
-        "5 provider error; 130 interrupted; 2 usage error.",
+        "5 provider error; 130 interrupted; 2 usage error."
     )
     p.add_argument("task", help="the task, as you would tell a colleague")
     _agent_options(p)
@@ -48,21 +46,23 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print events as JSON lines")
     p.set_defaults(handler=_cmd_run)
-    p = sub.add_parser(
-        "repl",
-        help="interactive: each message continues the same session",
-        description="Read messages from the terminal (or piped stdin), one per "
+
+
+def define_repl(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Read messages from the terminal (or piped stdin), one per "
         "line; each continues the same session and journal. On a terminal: line "
         "editing, history across sessions, /help for the slash commands; Ctrl-C "
-        "clears the line or stops the running call, Ctrl-D ends.",
+        "clears the line or stops the running call, Ctrl-D ends."
     )
     _agent_options(p)
     p.set_defaults(handler=_cmd_repl)
-    p = sub.add_parser(
-        "demo",
-        help="offline demo: a scripted model fixes a buggy script",
-        description="Copy a bundled task to a fresh temporary directory and run "
-        "the full loop with a scripted model (no API key), then its oracle.",
+
+
+def define_demo(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Copy a bundled task to a fresh temporary directory and run "
+        "the full loop with a scripted model (no API key), then its oracle."
     )
     p.add_argument(
         "-o",
@@ -73,9 +73,6 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print events as JSON lines")
     color_option(p)
     p.set_defaults(handler=_cmd_demo)
-    from .models import register as register_models
-
-    register_models(sub)
 
 
 def _agent_options(p: argparse.ArgumentParser) -> None:

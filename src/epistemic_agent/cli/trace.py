@@ -15,19 +15,14 @@ from .trace_commit import trace_commit
 from .trace_sessions import choose_sessions
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from ..reports.trace.model import Trace
 
 LINE = re.compile(r"^(?P<path>.+):(?P<line>[0-9]+)$")
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "trace",
-        help="which declared act changed each file (or line, or commit), who approved it, "
-        "what verified it",
-        description="From the artefact back to intent. For each file the session changed "
+def define_trace(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "From the artefact back to intent. For each file the session changed "
         "(or PATH), the calls that changed it in order (seq, act, reason, policy decision, "
         "approval and signer, the diff hunk), then the verify calls after its last change. "
         "A change no passing verify followed is marked **unverified**; a revert shows what "
@@ -35,7 +30,7 @@ def register(sub: Any) -> None:
         "act, through file-tool and shell edits alike). --matrix writes the traceability "
         "matrix; --commit REV goes from a commit's Epistemic-* trailers to its calls. "
         "Read-only. Exit 2 on bad input (a path no call changed, a line beyond the file, an "
-        "unknown session, a commit without trailers).",
+        "unknown session, a commit without trailers)."
     )
     p.add_argument(
         "target",
@@ -54,9 +49,6 @@ def register(sub: Any) -> None:
     p.add_argument("-o", dest="output", metavar="FILE", help="the matrix file: .md, .csv or .html")
     p.add_argument("--commit", metavar="REV", help="the calls a commit's Epistemic-* trailers name")
     p.set_defaults(handler=_cmd_trace)
-    from .git_hook import register as register_hook
-
-    register_hook(sub)
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
