@@ -27,8 +27,6 @@ from .models import add_model_options, check_window, provider_from_args
 if TYPE_CHECKING:
     from typing import Any
 
-EXIT_PROVIDER = 5
-
 
 def define_run(p: argparse.ArgumentParser) -> None:
     p.description = (
@@ -274,19 +272,6 @@ def _supervisor(args: argparse.Namespace, policy: Any) -> Any:
         raise UsageError(supervisor_error(error)) from None
 
 
-def _prepare_or_report(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any] | None:
-    """Set up; a provider that cannot start (no key, bad script) is reported in one line."""
-    from ..providers import ModelSpecError, ProviderError
-
-    try:
-        return _prepare(args, header)
-    except ModelSpecError as error:  # a malformed --model or script: the user's input
-        raise UsageError(str(error)) from None
-    except ProviderError as error:
-        print(f"epistemic: {error}", file=sys.stderr)
-        return None
-
-
 def _ticket(args: argparse.Namespace) -> dict[str, str]:
     ticket = ticket_of(args)
     return {"ticket": ticket} if ticket is not None else {}
@@ -315,10 +300,8 @@ def _end_on_signals() -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     if not args.task.strip():
         raise UsageError("the task is empty")
-    prepared = _prepare_or_report(args, {"task": args.task, **_ticket(args)})
-    if prepared is None:
-        return EXIT_PROVIDER
-    session, agent = prepared
+    # a provider that cannot start (no key, a bad script) ends here: ProviderError, exit 5
+    session, agent = _prepare(args, {"task": args.task, **_ticket(args)})
     _end_on_signals()
     with session:
         stop = agent.run(args.task)
@@ -328,10 +311,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_repl(args: argparse.Namespace) -> int:
-    prepared = _prepare_or_report(args, {"task": None, "mode": "repl", **_ticket(args)})
-    if prepared is None:
-        return EXIT_PROVIDER
-    session, agent = prepared
+    session, agent = _prepare(args, {"task": None, "mode": "repl", **_ticket(args)})
     from .repl import Repl
 
     model = args.model or os.environ.get("EPISTEMIC_MODEL", "")

@@ -9,10 +9,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
-from ..policy.rules import PolicyError
+from ..core.errors import EXIT_RECORD, EXIT_USAGE, EpistemicError, UsageError
 from .commands import COMMANDS, define
-from .exits import EXIT_PIPE, EXIT_RECORD, EXIT_USAGE, silence
+from .exits import EXIT_PIPE, silence
 
 if TYPE_CHECKING:
     from typing import Any
@@ -38,39 +37,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             _enter(args.chdir)
         _find_workspace(args)
         return handler(args)
-    except UsageError as error:
-        print(f"epistemic: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except (
-        FileNotFoundError,
-        FileExistsError,
-        NotADirectoryError,
-        IsADirectoryError,
-        PermissionError,
-    ) as error:
-        print(f"epistemic: {error}", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
         print("epistemic: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `epistemic log | head`: the reader left; not an error of ours
         silence(sys.stdout)
         return EXIT_PIPE
-    except OSError as error:  # the record cannot be written: a file where a folder should be...
-        print(f"epistemic: {error}", file=sys.stderr)
-        return EXIT_RECORD
-    except Exception as error:  # journal and policy errors: clear lines, never a traceback
-        from ..journal.log import JournalError
+    except (EpistemicError, OSError) as error:  # clear lines, never a traceback
+        lines, status = _diagnosis(error)
+        for line in lines:
+            print(f"epistemic: {line}", file=sys.stderr)
+        return status
 
-        if isinstance(error, JournalError):
-            hint = _salvage_hint(error.journal) if error.journal is not None else ""
-            print(f"epistemic: {error}{hint}", file=sys.stderr)  # one line
-            return EXIT_RECORD
-        if isinstance(error, PolicyError):
-            for line in error.errors or [str(error)]:
-                print(f"epistemic: {line}", file=sys.stderr)
-            return EXIT_USAGE
-        raise
+
+#: OSErrors about a path the user named: bad input. Any other means the record cannot be written
+#: (a file where a folder should be, a full disk...).
+_BAD_PATH = (
+    FileNotFoundError,
+    FileExistsError,
+    NotADirectoryError,
+    IsADirectoryError,
+    PermissionError,
+)
+
+
+def _diagnosis(error: EpistemicError | OSError) -> tuple[list[str], int]:
+    """What the command line says about an error a command ended in, and its exit status."""
+    if isinstance(error, EpistemicError):
+        return error.lines(), error.exit_status
+    return [str(error)], EXIT_USAGE if isinstance(error, _BAD_PATH) else EXIT_RECORD
 
 
 def _find_workspace(args: argparse.Namespace) -> None:
@@ -93,18 +88,6 @@ def _enter(folder: str) -> None:
         os.chdir(folder)
     except OSError as error:
         raise UsageError(f"-C {folder}: {error.strerror or error}") from None
-
-
-def _salvage_hint(journal: Path) -> str:
-    """What to run when the journal is damaged: see what verifies, then continue after it."""
-    import shlex
-
-    folder = journal.parent
-    workspace = shlex.quote(str(folder.parent if folder.name == ".epistemic" else folder))
-    return (
-        f"; to continue after its last good line: `epistemic verify --salvage {workspace}` "
-        "(the damaged journal and its evidence are kept under .epistemic/damaged/)"
-    )
 
 
 class _Formatter(argparse.HelpFormatter):

@@ -6,9 +6,19 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..core.errors import EXIT_PROVIDER, EXIT_RECORD, EXIT_USAGE
+
+__all__ = [
+    "EXIT_PIPE",
+    "EXIT_PROVIDER",
+    "EXIT_RECORD",
+    "EXIT_REJECTED",
+    "EXIT_TIMEOUT",
+    "EXIT_USAGE",
+    "silence",
+]
+
 EXIT_REJECTED = 2  # the gate rejected the call, or a human denied it
-EXIT_USAGE = 2
-EXIT_RECORD = 74  # the record cannot be written (a broken or unreadable journal)
 EXIT_TIMEOUT = 124
 EXIT_PIPE = 141  # what a shell reports for a reader that went away (128 + SIGPIPE)
 
