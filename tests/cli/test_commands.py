@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +78,14 @@ def test_an_unknown_command_fails_as_before(capsys: pytest.CaptureFixture[str]) 
         app.main(["--", "lgo"])
     assert exited.value.code == 2
     assert "invalid choice: '--' (choose from 'exec', 'tool'," in capsys.readouterr().err
+
+
+def test_argparse_lives_only_in_cli() -> None:
+    package = Path(app.__file__).resolve().parent.parent
+    users = {
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "benchmark/tasks" not in path.as_posix()  # the tasks' own workspaces are not ours
+        and re.search(r"^\s*(import argparse|from argparse import)", path.read_text(), re.M)
+    }
+    assert users and all(name.startswith("cli/") for name in users), sorted(users)

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import SupervisorUnavailable, UsageError
-from ..runtime.options import (
+from .calls import head_line, warn_opening
+from .models import add_model_options, check_window, provider_from_args
+from .options import (
     chosen_policy,
     policy_options,
     session_choice,
@@ -21,8 +23,6 @@ from ..runtime.options import (
     ticket_option,
     workspace_option,
 )
-from .calls import head_line, warn_opening
-from .models import add_model_options, check_window, provider_from_args
 
 if TYPE_CHECKING:
     from typing import Any

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from ..runtime.options import session_choice, workspace_option
+from .options import session_choice, workspace_option
 
 if TYPE_CHECKING:
     from ..runtime.approval_sessions import Place

@@ -11,8 +11,8 @@ from pathlib import Path
 from ..core.errors import UsageError
 from ..core.safetext import visible
 from ..reports.bundle.check import verify_bundle
-from ..runtime.options import session_choice, session_option
 from .choice import reading
+from .options import session_choice, session_option
 
 # verify_bundle: where it was first, for callers
 __all__ = ["define_export", "define_lint", "verify_bundle"]

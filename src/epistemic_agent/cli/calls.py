@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import SupervisorUnavailable, UsageError
-from ..runtime.options import (
+from .exits import EXIT_REJECTED, EXIT_TIMEOUT, silence
+from .options import (
     chosen_policy,
     command_option,
     command_text,
@@ -23,7 +24,6 @@ from ..runtime.options import (
     ticket_option,
     workspace_option,
 )
-from .exits import EXIT_REJECTED, EXIT_TIMEOUT, silence
 
 
 def define_exec(p: argparse.ArgumentParser) -> None:
@@ -93,7 +93,7 @@ def _open_session(args: argparse.Namespace) -> Any:
     try:
         session = Session(directory, settings, header, policy=chosen_policy(args)).open()
     except SupervisorUnavailable as error:  # before anything ran
-        from ..runtime.options import supervisor_error
+        from .options import supervisor_error
 
         raise UsageError(supervisor_error(error)) from None
     warn_opening(session)

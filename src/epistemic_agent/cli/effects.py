@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from ..runtime.options import command_option, command_text, command_words, workspace_option
+from .options import command_option, command_text, command_words, workspace_option
 
 if TYPE_CHECKING:
     from typing import Any

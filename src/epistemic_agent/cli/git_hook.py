@@ -18,7 +18,7 @@ from ..core.errors import UsageError
 from ..core.identity import GitTimeout, run_git
 from ..core.saferead import read_regular
 from ..runtime.git_step import CHANGES_ENV, HOOK, MARK, parse_trailers
-from ..runtime.options import workspace_option
+from .options import workspace_option
 
 if TYPE_CHECKING:
     import argparse

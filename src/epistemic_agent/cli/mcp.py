@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..mcp import PROGRESS_EVERY
-from ..runtime.options import (
+from .options import (
     policy_options,
     session_option,
     supervisor_option,
@@ -73,9 +73,9 @@ def _gatekeeper(args: Any, directory: Path) -> Any:
     from ..mcp.server import Gatekeeper
     from ..policy.rules import PolicyError
     from ..runtime.guard import workspace_policy
-    from ..runtime.options import chosen_policy, session_choice, supervisor_error, ticket_of
     from ..runtime.provenance import refusal
     from ..runtime.session import supervisor_for
+    from .options import chosen_policy, session_choice, supervisor_error, ticket_of
 
     named = chosen_policy(args)
     policy = named or workspace_policy(directory)  # a bad policy stops here

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from ..core.errors import UsageError
-from ..runtime.options import session_choice, session_option, workspace_option
 from .choice import reading
+from .options import session_choice, session_option, workspace_option
 
 
 def define_sessions(p: argparse.ArgumentParser) -> None:

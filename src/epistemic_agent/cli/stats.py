@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from ..core.safetext import visible
-from ..runtime.options import session_choice, session_option
 from .choice import reading
+from .options import session_choice, session_option
 
 if TYPE_CHECKING:
     from typing import Any

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from ..runtime.options import workspace_option
+from .options import workspace_option
 from .trace_commit import trace_commit
 from .trace_sessions import choose_sessions
 

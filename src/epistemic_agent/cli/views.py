@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from ..runtime.options import session_choice, session_option
 from .choice import reading
+from .options import session_choice, session_option
 
 if TYPE_CHECKING:
     from ..journal.sessions import Loaded
