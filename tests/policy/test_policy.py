@@ -15,7 +15,6 @@ import pytest
 
 from conftest import epistemic_strict
 from epistemic_agent.cli import app as cli
-from epistemic_agent.cli import policy as cli_policy
 from epistemic_agent.policy.file import load_policy
 from epistemic_agent.policy.rules import (
     Decision,
@@ -102,7 +101,6 @@ def decide(policy: Policy, **partial: Any) -> Decision:
 def run_cli(
     args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> tuple[int, str, str]:
-    monkeypatch.setitem(cli._COMMANDS, "policy", cli_policy.register)
     code = cli.main(args)
     captured = capsys.readouterr()
     return code, captured.out, captured.err

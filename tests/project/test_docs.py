@@ -25,7 +25,7 @@ def test_journal_format_tables_are_generated_from_the_record_schema() -> None:
     doc = (ROOT / "docs" / "journal-format.md").read_text()
     assert doc.count("<!-- generated: ") == doc.count("<!-- end generated -->") > 20
     assert doc == render_journal_tables(doc), (
-        "docs/journal-format.md is stale: run `python -m epistemic_agent.journal.schema_docs`"
+        "docs/journal-format.md is stale: run `python -m epistemic_agent.cli.journal_docs`"
     )
     for kind in KINDS:
         assert f"<!-- generated: kind {kind} -->" in doc or kind == "confinement", kind

@@ -14,6 +14,7 @@ import json
 import math
 from typing import TYPE_CHECKING
 
+from ..core.errors import EpistemicError
 from ..core.structs import field, struct
 from ..providers.base import AssistantMessage, Message, ToolResult, ToolResults, UserMessage
 
@@ -26,7 +27,7 @@ TARGET = 0.6  # ... down to this share
 MARK = "[output compacted"
 
 
-class ContextTooSmall(ValueError):
+class ContextTooSmall(EpistemicError, ValueError):
     """The context window cannot hold even the fixed prompt and one answer."""
 
 

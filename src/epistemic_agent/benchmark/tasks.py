@@ -10,6 +10,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from ..core.errors import EpistemicError
 from ..core.structs import struct
 from . import TASKS_DIR
 
@@ -19,7 +20,7 @@ SESSIONS = {"wrong": "fail", "gaming": "fail", "alternative": "pass"}
 MIN_ALTERNATIVES = 2
 
 
-class TaskError(Exception):
+class TaskError(EpistemicError):
     """A task that cannot be used: unknown name, missing file, a prepare script that failed."""
 
 

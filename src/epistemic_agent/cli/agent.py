@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import SupervisorUnavailable, UsageError
-from ..runtime.options import (
+from .calls import head_line, warn_opening
+from .models import add_model_options, check_window, provider_from_args
+from .options import (
     chosen_policy,
     policy_options,
     session_choice,
@@ -21,22 +23,16 @@ from ..runtime.options import (
     ticket_option,
     workspace_option,
 )
-from .calls import head_line, warn_opening
-from .models import add_model_options, check_window, provider_from_args
 
 if TYPE_CHECKING:
     from typing import Any
 
-EXIT_PROVIDER = 5
 
-
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "run",
-        help="one-shot: give a model a task in a workspace",
-        description="Run the agent on TASK until the model finishes. Exit 0 when "
+def define_run(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run the agent on TASK until the model finishes. Exit 0 when "
         "the model finished; 3 max steps; 4 too many consecutive rejections; "
-        "5 provider error; 130 interrupted; 2 usage error.",
+        "5 provider error; 130 interrupted; 2 usage error."
     )
     p.add_argument("task", help="the task, as you would tell a colleague")
     _agent_options(p)
@@ -48,21 +44,23 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print events as JSON lines")
     p.set_defaults(handler=_cmd_run)
-    p = sub.add_parser(
-        "repl",
-        help="interactive: each message continues the same session",
-        description="Read messages from the terminal (or piped stdin), one per "
+
+
+def define_repl(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Read messages from the terminal (or piped stdin), one per "
         "line; each continues the same session and journal. On a terminal: line "
         "editing, history across sessions, /help for the slash commands; Ctrl-C "
-        "clears the line or stops the running call, Ctrl-D ends.",
+        "clears the line or stops the running call, Ctrl-D ends."
     )
     _agent_options(p)
     p.set_defaults(handler=_cmd_repl)
-    p = sub.add_parser(
-        "demo",
-        help="offline demo: a scripted model fixes a buggy script",
-        description="Copy a bundled task to a fresh temporary directory and run "
-        "the full loop with a scripted model (no API key), then its oracle.",
+
+
+def define_demo(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Copy a bundled task to a fresh temporary directory and run "
+        "the full loop with a scripted model (no API key), then its oracle."
     )
     p.add_argument(
         "-o",
@@ -73,9 +71,6 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print events as JSON lines")
     color_option(p)
     p.set_defaults(handler=_cmd_demo)
-    from .models import register as register_models
-
-    register_models(sub)
 
 
 def _agent_options(p: argparse.ArgumentParser) -> None:
@@ -277,19 +272,6 @@ def _supervisor(args: argparse.Namespace, policy: Any) -> Any:
         raise UsageError(supervisor_error(error)) from None
 
 
-def _prepare_or_report(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any] | None:
-    """Set up; a provider that cannot start (no key, bad script) is reported in one line."""
-    from ..providers import ModelSpecError, ProviderError
-
-    try:
-        return _prepare(args, header)
-    except ModelSpecError as error:  # a malformed --model or script: the user's input
-        raise UsageError(str(error)) from None
-    except ProviderError as error:
-        print(f"epistemic: {error}", file=sys.stderr)
-        return None
-
-
 def _ticket(args: argparse.Namespace) -> dict[str, str]:
     ticket = ticket_of(args)
     return {"ticket": ticket} if ticket is not None else {}
@@ -318,10 +300,8 @@ def _end_on_signals() -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     if not args.task.strip():
         raise UsageError("the task is empty")
-    prepared = _prepare_or_report(args, {"task": args.task, **_ticket(args)})
-    if prepared is None:
-        return EXIT_PROVIDER
-    session, agent = prepared
+    # a provider that cannot start (no key, a bad script) ends here: ProviderError, exit 5
+    session, agent = _prepare(args, {"task": args.task, **_ticket(args)})
     _end_on_signals()
     with session:
         stop = agent.run(args.task)
@@ -331,10 +311,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_repl(args: argparse.Namespace) -> int:
-    prepared = _prepare_or_report(args, {"task": None, "mode": "repl", **_ticket(args)})
-    if prepared is None:
-        return EXIT_PROVIDER
-    session, agent = prepared
+    session, agent = _prepare(args, {"task": None, "mode": "repl", **_ticket(args)})
     from .repl import Repl
 
     model = args.model or os.environ.get("EPISTEMIC_MODEL", "")

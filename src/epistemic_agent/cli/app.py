@@ -9,10 +9,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
-from ..policy.rules import PolicyError
-from .calls import register_exec, register_tool, silence
-from .exits import EXIT_PIPE, EXIT_RECORD, EXIT_USAGE
+from ..core.errors import EXIT_RECORD, EXIT_USAGE, EpistemicError, UsageError
+from .commands import COMMANDS, define
+from .exits import EXIT_PIPE, silence
 
 if TYPE_CHECKING:
     from typing import Any
@@ -24,13 +23,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     words = sys.argv[1:] if argv is None else list(argv)
-    if words and not words[0].startswith("-") and words[0] not in _COMMANDS:
+    if words and not words[0].startswith("-") and words[0] not in COMMANDS:
         from ..core.suggest import did_you_mean
 
-        hint = did_you_mean(words[0], _COMMANDS) or " See `epistemic --help`."
+        hint = did_you_mean(words[0], COMMANDS) or " See `epistemic --help`."
         print(f"epistemic: {words[0]!r} is not a command.{hint}", file=sys.stderr)
         return EXIT_USAGE
-    parser = build_parser(words[0] if words else None)
+    parser = build_parser(words[0] if words else "", every=False)
     args = parser.parse_args(words)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
@@ -38,39 +37,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             _enter(args.chdir)
         _find_workspace(args)
         return handler(args)
-    except UsageError as error:
-        print(f"epistemic: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except (
-        FileNotFoundError,
-        FileExistsError,
-        NotADirectoryError,
-        IsADirectoryError,
-        PermissionError,
-    ) as error:
-        print(f"epistemic: {error}", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
         print("epistemic: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `epistemic log | head`: the reader left; not an error of ours
         silence(sys.stdout)
         return EXIT_PIPE
-    except OSError as error:  # the record cannot be written: a file where a folder should be...
-        print(f"epistemic: {error}", file=sys.stderr)
-        return EXIT_RECORD
-    except Exception as error:  # journal and policy errors: clear lines, never a traceback
-        from ..journal.log import JournalError
+    except (EpistemicError, OSError) as error:  # clear lines, never a traceback
+        lines, status = _diagnosis(error)
+        for line in lines:
+            print(f"epistemic: {line}", file=sys.stderr)
+        return status
 
-        if isinstance(error, JournalError):
-            hint = _salvage_hint(error.journal) if error.journal is not None else ""
-            print(f"epistemic: {error}{hint}", file=sys.stderr)  # one line
-            return EXIT_RECORD
-        if isinstance(error, PolicyError):
-            for line in error.errors or [str(error)]:
-                print(f"epistemic: {line}", file=sys.stderr)
-            return EXIT_USAGE
-        raise
+
+#: OSErrors about a path the user named: bad input. Any other means the record cannot be written
+#: (a file where a folder should be, a full disk...).
+_BAD_PATH = (
+    FileNotFoundError,
+    FileExistsError,
+    NotADirectoryError,
+    IsADirectoryError,
+    PermissionError,
+)
+
+
+def _diagnosis(error: EpistemicError | OSError) -> tuple[list[str], int]:
+    """What the command line says about an error a command ended in, and its exit status."""
+    if isinstance(error, EpistemicError):
+        return error.lines(), error.exit_status
+    return [str(error)], EXIT_USAGE if isinstance(error, _BAD_PATH) else EXIT_RECORD
 
 
 def _find_workspace(args: argparse.Namespace) -> None:
@@ -93,18 +88,6 @@ def _enter(folder: str) -> None:
         os.chdir(folder)
     except OSError as error:
         raise UsageError(f"-C {folder}: {error.strerror or error}") from None
-
-
-def _salvage_hint(journal: Path) -> str:
-    """What to run when the journal is damaged: see what verifies, then continue after it."""
-    import shlex
-
-    folder = journal.parent
-    workspace = shlex.quote(str(folder.parent if folder.name == ".epistemic" else folder))
-    return (
-        f"; to continue after its last good line: `epistemic verify --salvage {workspace}` "
-        "(the damaged journal and its evidence are kept under .epistemic/damaged/)"
-    )
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -137,8 +120,10 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser; given the command about to run, only its group is built (start-up cost)."""
+def build_parser(command: str | None = None, *, every: bool = True) -> argparse.ArgumentParser:
+    """The parser. Given the command about to run, only that command is added (start-up
+    cost); else every command, each in full, or (`every` False: `epistemic --help`) by its
+    summary alone, its module not imported."""
     parser = _Parser(
         prog="epistemic",
         description="Gated, justified, journaled tool calls: every act says what it is and why.",
@@ -148,11 +133,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"epistemic-agent {__version__}")
     # an explicit prog spares argparse a help formatter (and its imports) at start-up
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", prog="epistemic")
-    groups = (
-        [_COMMANDS[command]] if command in _COMMANDS else list(dict.fromkeys(_COMMANDS.values()))
-    )
-    for register in groups:
-        register(sub)
+    for name, entry in COMMANDS.items():
+        if command in COMMANDS and name != command:
+            continue
+        made = sub.add_parser(name, help=entry.summary)
+        if name == command or every:
+            define(name, made)
     for child in _children(parser):
         _name_the_workspace(child)
     parser.set_defaults(run_cli=main)  # the REPL's slash commands run the CLI in-process
@@ -182,117 +168,3 @@ def _name_the_workspace(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="run as if started in DIR (paths, the default `.` among them, are read from there)",
     )
-
-
-def _register_readers(sub: Any) -> None:
-    from .readers import register
-
-    register(sub)
-
-
-def _register_effects(sub: Any) -> None:
-    from .effects import register
-
-    register(sub)
-
-
-def _register_policy(sub: Any) -> None:
-    from .policy import register
-
-    register(sub)
-
-
-def _register_approval(sub: Any) -> None:
-    from .approval import register
-
-    register(sub)
-
-
-def _register_stats(sub: Any) -> None:
-    from .stats import register
-
-    register(sub)
-
-
-def _register_views(sub: Any) -> None:
-    from .views import register
-
-    register(sub)
-
-
-def _register_bundle(sub: Any) -> None:
-    from .bundle import register
-
-    register(sub)
-
-
-def _register_bench(sub: Any) -> None:
-    from .bench import register
-
-    register(sub)
-
-
-def _register_mcp(sub: Any) -> None:
-    from .mcp import register
-
-    register(sub)
-
-
-def _register_init(sub: Any) -> None:
-    from .init import register
-
-    register(sub)
-
-
-def _register_sessions(sub: Any) -> None:
-    from .sessions import register
-
-    register(sub)
-
-
-def _register_trace(sub: Any) -> None:
-    from .trace import register
-
-    register(sub)
-
-
-def _register_agent(sub: Any) -> None:
-    from .agent import register
-
-    register(sub)
-
-
-#: Each command and the function that registers its group (in `--help` order).
-_COMMANDS: dict[str, Callable[[Any], None]] = {
-    "exec": register_exec,
-    "tool": register_tool,
-    "run": _register_agent,
-    "repl": _register_agent,
-    "demo": _register_agent,
-    "models": _register_agent,
-    "sessions": _register_sessions,
-    "show": _register_sessions,
-    "log": _register_readers,
-    "report": _register_readers,
-    "verify": _register_readers,
-    "seal": _register_readers,
-    "types": _register_readers,
-    "rules": _register_readers,
-    "classify": _register_effects,
-    "doctor": _register_effects,
-    "policy": _register_policy,
-    "stats": _register_stats,
-    "diff": _register_stats,
-    "plot": _register_views,
-    "html": _register_views,
-    "trace": _register_trace,
-    "git-hook": _register_trace,
-    "lint": _register_bundle,
-    "export": _register_bundle,
-    "mcp": _register_mcp,
-    "init": _register_init,
-    "bench": _register_bench,
-    "pending": _register_approval,
-    "approve": _register_approval,
-    "deny": _register_approval,
-}

@@ -10,11 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from ..runtime.options import session_choice, workspace_option
+from .options import session_choice, workspace_option
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from ..approvals.sessions import Place
 
 #: The exit status of `approve` and `deny` for each outcome (approvals/answer.py).
@@ -23,63 +21,69 @@ DEFAULT_WAIT = 10.0
 MAX_WAIT = 86400
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "pending",
-        help="list calls waiting for a human's approval",
-        description="The approval requests open in a workspace, session by session (oldest "
-        "first), each with the session it waits in.",
+def define_pending(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "The approval requests open in a workspace, session by session (oldest "
+        "first), each with the session it waits in."
     )
     workspace_option(p)
     _session_option(p, "list only this session's requests")
     p.add_argument("--json", action="store_true", help="print a JSON array")
     p.set_defaults(handler=_cmd_pending)
-    for name, verb in (("approve", "approved"), ("deny", "denied")):
-        p = sub.add_parser(
-            name,
-            help=f"{name} a call that waits for approval",
-            description=f"Answer the open request for call SEQ: {verb}. The answer is signed "
-            "with your SSH key (--key FILE, else the first key ssh-agent holds, else "
-            "~/.ssh/id_ed25519; `ssh-keygen -Y sign`, namespace epistemic-approval), and the "
-            "session checks it against the policy's allowed_signers before the call runs: "
-            "the journal records the signer's identity from that file, the key, the signature "
-            "and the comment. It then waits (--wait) for the session's verdict in the "
-            "journal and prints it. Exit 0 when the session took the answer (the journal's "
-            "approval record); 1 when the request was answered already, timed out or was "
-            "withdrawn; 2 on a usage error, or when call SEQ waits in several sessions and "
-            "--session does not say which; 3 when the answer does not count (the session "
-            "refused it: unsigned where signatures are required, an unknown signer, a name "
-            "that is not the key's; or it could not be signed); 4 when no request for call "
-            "SEQ was opened, or the session that asked is gone; 5 when the session recorded "
-            "no verdict within --wait seconds (it may still take the answer).",
-        )
-        p.add_argument("seq", type=int, metavar="SEQ", help="the call's number")
-        workspace_option(p)
-        _session_option(p, "the session whose call SEQ to answer (default: the one session "
-                        "where a request for call SEQ waits)")  # fmt: skip
-        p.add_argument(
-            "--as",
-            dest="name",
-            metavar="NAME",
-            help="who answers: must be a principal of your key in allowed_signers (unsigned: "
-            "recorded as claimed)",
-        )
-        p.add_argument("--comment", default="", metavar="TEXT", help="why (the model sees it)")
-        p.add_argument("--key", metavar="FILE", help="the SSH key to sign with")
-        p.add_argument(
-            "--unsigned",
-            action="store_true",
-            help="answer without a signature (counts only where the policy says "
-            'signatures = "optional")',
-        )
-        p.add_argument(
-            "--wait",
-            type=float,
-            default=DEFAULT_WAIT,
-            metavar="S",
-            help=f"seconds to wait for the session's verdict (default {DEFAULT_WAIT:g})",
-        )
-        p.set_defaults(handler=_cmd_answer, decision=verb)
+
+
+def define_approve(p: argparse.ArgumentParser) -> None:
+    _define_answer(p, "approved")
+
+
+def define_deny(p: argparse.ArgumentParser) -> None:
+    _define_answer(p, "denied")
+
+
+def _define_answer(p: argparse.ArgumentParser, verb: str) -> None:
+    p.description = (
+        f"Answer the open request for call SEQ: {verb}. The answer is signed "
+        "with your SSH key (--key FILE, else the first key ssh-agent holds, else "
+        "~/.ssh/id_ed25519; `ssh-keygen -Y sign`, namespace epistemic-approval), and the "
+        "session checks it against the policy's allowed_signers before the call runs: "
+        "the journal records the signer's identity from that file, the key, the signature "
+        "and the comment. It then waits (--wait) for the session's verdict in the "
+        "journal and prints it. Exit 0 when the session took the answer (the journal's "
+        "approval record); 1 when the request was answered already, timed out or was "
+        "withdrawn; 2 on a usage error, or when call SEQ waits in several sessions and "
+        "--session does not say which; 3 when the answer does not count (the session "
+        "refused it: unsigned where signatures are required, an unknown signer, a name "
+        "that is not the key's; or it could not be signed); 4 when no request for call "
+        "SEQ was opened, or the session that asked is gone; 5 when the session recorded "
+        "no verdict within --wait seconds (it may still take the answer)."
+    )
+    p.add_argument("seq", type=int, metavar="SEQ", help="the call's number")
+    workspace_option(p)
+    _session_option(p, "the session whose call SEQ to answer (default: the one session "
+                    "where a request for call SEQ waits)")  # fmt: skip
+    p.add_argument(
+        "--as",
+        dest="name",
+        metavar="NAME",
+        help="who answers: must be a principal of your key in allowed_signers (unsigned: "
+        "recorded as claimed)",
+    )
+    p.add_argument("--comment", default="", metavar="TEXT", help="why (the model sees it)")
+    p.add_argument("--key", metavar="FILE", help="the SSH key to sign with")
+    p.add_argument(
+        "--unsigned",
+        action="store_true",
+        help="answer without a signature (counts only where the policy says "
+        'signatures = "optional")',
+    )
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=DEFAULT_WAIT,
+        metavar="S",
+        help=f"seconds to wait for the session's verdict (default {DEFAULT_WAIT:g})",
+    )
+    p.set_defaults(handler=_cmd_answer, decision=verb)
 
 
 def _session_option(parser: argparse.ArgumentParser, help: str) -> None:

@@ -31,11 +31,9 @@ SHORT = {
 }
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "bench",
-        help="run a model on the benchmark's tasks, judged by their oracles",
-        description="Each task runs in a fresh copy of its workspace under -o DIR, up to "
+def define_bench(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Each task runs in a fresh copy of its workspace under -o DIR, up to "
         "--jobs at a time, its agent hidden from the benchmark's files (decoys, watched for "
         "peeking); then its oracle judges the result. `--model replay` plays each task's "
         "reference session (no key needed); --check-oracles plays every scripted session "
@@ -43,7 +41,7 @@ def register(sub: Any) -> None:
         "finished. The tasks' python3 is the first on PATH outside this tool's own "
         "installation. Exit 0 when every task passed (every session as labelled), 1 otherwise, "
         "2 on usage errors, 3 when the judging environment failed (no usable python3: an "
-        "environment error, never a verdict on the agent).",
+        "environment error, never a verdict on the agent)."
     )
     p.add_argument("--model", help="PROVIDER:MODEL, or replay (default: $EPISTEMIC_MODEL)")
     p.add_argument("--tasks", metavar="NAMES", help="comma-separated task names (default: all)")

@@ -7,33 +7,28 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from ..core.safetext import visible
 from ..reports.bundle.check import verify_bundle
-from ..runtime.options import session_choice, session_option
 from .choice import reading
+from .options import session_choice, session_option
 
-if TYPE_CHECKING:
-    from typing import Any
-
-__all__ = ["register", "verify_bundle"]  # verify_bundle: where it was first, for callers
+# verify_bundle: where it was first, for callers
+__all__ = ["define_export", "define_lint", "verify_bundle"]
 
 JOURNAL_CHECKS = ("chain-broken", "journal-truncated", "anchor-mismatch", "torn")
 EXIT_FINDINGS = 1
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "lint",
-        help="re-run the declared-versus-done checks on a recorded journal",
-        description="Re-check every recorded call against the gate's rules, the revert and "
+def define_lint(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Re-check every recorded call against the gate's rules, the revert and "
         "cleanup history rules and the outcome flags recomputed from what was observed; also "
         "seq gaps and duplicates, calls without outcome, outcomes without call. One finding "
         "per line: call, journal line, check id, message. Exit 0 when there are no findings, "
         "1 when there are or when lines of a newer format could not be checked (incomplete), "
-        "2 when PATH holds no journal.",
+        "2 when PATH holds no journal."
     )
     p.add_argument(
         "path",
@@ -56,14 +51,15 @@ def register(sub: Any) -> None:
         "before any change, reverts of nothing, approvals exceeded (docs/traceability.md)",
     )
     p.set_defaults(handler=_cmd_lint)
-    p = sub.add_parser(
-        "export",
-        help="pack a session into an audit bundle (a zip)",
-        description="Write the journal, every evidence file it references, RATIONALE.md and its "
+
+
+def define_export(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Write the journal, every evidence file it references, RATIONALE.md and its "
         "pages, the HTML report, the policy in force and manifest.json (sizes, SHA-256s, the "
         "journal's verification) into one zip. Exit 0 when written, 1 when written but the "
         "journal itself does not verify (edited, cut: announced first, and the manifest says "
-        "so; missing evidence or a torn last line is a warning, exit 0), 2 on bad input.",
+        "so; missing evidence or a torn last line is a warning, exit 0), 2 on bad input."
     )
     p.add_argument(
         "path",

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import SupervisorUnavailable, UsageError
-from ..runtime.options import (
+from .exits import EXIT_REJECTED, EXIT_TIMEOUT, silence
+from .options import (
     chosen_policy,
     command_option,
     command_text,
@@ -24,15 +24,12 @@ from ..runtime.options import (
     ticket_option,
     workspace_option,
 )
-from .exits import EXIT_REJECTED, EXIT_TIMEOUT
 
 
-def register_exec(sub: Any) -> None:
-    p = sub.add_parser(
-        "exec",
-        help="run one gated shell act",
-        description="Run one shell command through the gate, policy, journal and report. "
-        "Exits with the command's status; 2 when rejected or denied; 124 on timeout.",
+def define_exec(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run one shell command through the gate, policy, journal and report. "
+        "Exits with the command's status; 2 when rejected or denied; 124 on timeout."
     )
     p.add_argument("--type", dest="act", help="the act type (see `epistemic types`)")
     p.add_argument("--reason", help="why this act, now")
@@ -52,12 +49,10 @@ def register_exec(sub: Any) -> None:
     p.set_defaults(handler=_cmd_exec)
 
 
-def register_tool(sub: Any) -> None:
-    p = sub.add_parser(
-        "tool",
-        help="call any tool with raw JSON arguments",
-        description="Call bash, read_file, write_file or str_replace_edit with "
-        "the JSON arguments a model would send.",
+def define_tool(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Call bash, read_file, write_file or str_replace_edit with "
+        "the JSON arguments a model would send."
     )
     p.add_argument("name", help="the tool name")
     p.add_argument("--args", required=True, metavar="JSON", help="the arguments object")
@@ -98,7 +93,7 @@ def _open_session(args: argparse.Namespace) -> Any:
     try:
         session = Session(directory, settings, header, policy=chosen_policy(args)).open()
     except SupervisorUnavailable as error:  # before anything ran
-        from ..runtime.options import supervisor_error
+        from .options import supervisor_error
 
         raise UsageError(supervisor_error(error)) from None
     warn_opening(session)
@@ -174,13 +169,6 @@ def _stream_output(done: Any) -> None:
                 "file)",
                 file=sys.stderr,
             )
-
-
-def silence(stream: Any) -> None:
-    """Point a stream whose reader went away at /dev/null, so exiting cannot fail on it."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, stream.fileno())
-    os.close(devnull)
 
 
 def head_line(position: Any) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from ..core.errors import EpistemicError
 from ..core.structs import field, struct
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ SECTION_BEGIN = "<!-- epistemic:begin -->"
 SECTION_END = "<!-- epistemic:end -->"
 
 
-class MergeError(Exception):
+class MergeError(EpistemicError):
     """A file init cannot merge into: it does not parse, or its shape is not a config's."""
 
 

@@ -9,35 +9,34 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from ..runtime.options import command_option, command_text, command_words, workspace_option
+from .options import command_option, command_text, command_words, workspace_option
 
 if TYPE_CHECKING:
     from typing import Any
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "classify",
-        help="what a shell command would do: read-only, mutating or unknown",
-        description="Classify a shell command from its parse (tree-sitter-bash): read-only, "
+def define_classify(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Classify a shell command from its parse (tree-sitter-bash): read-only, "
         "mutating (with the paths it writes or deletes) or unknown, and why. With --batch, read "
         "JSON Lines from stdin (each a JSON string holding one command) and write one JSON "
-        "object per line. Exit 0; 2 on bad input.",
+        "object per line. Exit 0; 2 on bad input."
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--batch", action="store_true", help="JSON Lines in, JSON Lines out")
     command_option(p)
     p.set_defaults(handler=_cmd_classify)
-    p = sub.add_parser(
-        "doctor",
-        help="what this machine can confine and observe: each guarantee, tried here",
-        description="Try each confinement guarantee on this machine as an attacker would: "
+
+
+def define_doctor(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Try each confinement guarantee on this machine as an attacker would: "
         "confined acts in a throwaway workspace (under the system's temp dir, removed after) "
         "try to write, move aside and rebuild the record and the tool's installation, read "
         "hidden files, write outside what their act allows, signal this process. A guarantee "
         "is held only when every trial of it failed. Then list what of the tool as installed "
         "now, and of the workspace's policy, this machine cannot keep out of the agents' "
-        "reach, with what to do instead. Exit 0; 2 on bad input.",
+        "reach, with what to do instead. Exit 0; 2 on bad input."
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     workspace_option(p, "the workspace to check observation for (default: .)")

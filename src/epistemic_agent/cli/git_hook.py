@@ -17,24 +17,21 @@ from typing import TYPE_CHECKING
 from ..core.errors import UsageError
 from ..core.identity import GitTimeout, run_git
 from ..core.saferead import read_regular
-from ..runtime.options import workspace_option
 from ..session.git_step import CHANGES_ENV, HOOK, MARK, parse_trailers
+from .options import workspace_option
 
 if TYPE_CHECKING:
     import argparse
-    from typing import Any
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "git-hook",
-        help="add Epistemic-* trailers to each commit made in a workspace with a session",
-        description="`install` writes a prepare-commit-msg hook into the workspace's git "
+def define_git_hook(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "`install` writes a prepare-commit-msg hook into the workspace's git "
         "repository: each commit then gets the trailers Epistemic-Session (the session), "
         "Epistemic-Calls (the calls whose changes it contains: calls that changed a staged "
         "file and that no earlier commit names) and Epistemic-Head (the journal's head). "
         "`trailers` is what the hook runs. Exit 2 when the folder is not a git work tree, or "
-        "another hook is there (unless --force).",
+        "another hook is there (unless --force)."
     )
     hooks = p.add_subparsers(dest="hook_command", metavar="COMMAND", required=True)
     q = hooks.add_parser("install", help="write the prepare-commit-msg hook")

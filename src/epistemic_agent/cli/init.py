@@ -11,24 +11,21 @@ from ..core.safetext import one_line
 
 if TYPE_CHECKING:
     import argparse
-    from typing import Any
 
     from .client_setup import FilePlan, Setup
     from .config_merge import Merged
 
 
-def register(sub: Any) -> None:
+def define_init(p: argparse.ArgumentParser) -> None:
     from .client_setup import CLIENTS
 
-    p = sub.add_parser(
-        "init",
-        help="set up an MCP client (Claude Code, Codex, any other) to act through epistemic",
-        description="Write the setup that makes CLIENT run every command and file change "
+    p.description = (
+        "Write the setup that makes CLIENT run every command and file change "
         "through `epistemic mcp -C DIR`, headless included: the MCP entry, the settings that "
         "take the client's own shell and file tools away, its timeouts, the instructions "
         "file (CLAUDE.md or AGENTS.md) and a .gitignore for the record. Existing files are "
         "merged into, keeping everything else; a value of yours that would change needs "
-        "--force. Exit 2 on bad input, with nothing written.",
+        "--force. Exit 2 on bad input, with nothing written."
     )
     p.add_argument(
         "client", choices=CLIENTS, metavar="CLIENT", help="the client: " + ", ".join(CLIENTS)

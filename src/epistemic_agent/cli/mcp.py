@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..mcp import PROGRESS_EVERY
-from ..runtime.options import (
+from .options import (
     policy_options,
     session_option,
     supervisor_option,
@@ -16,17 +16,18 @@ from ..runtime.options import (
     workspace_option,
 )
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "mcp",
-        help="serve the four tools to any MCP client (stdio)",
-        description="An MCP server over stdio: bash, read_file, write_file and "
+
+def define_mcp(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "An MCP server over stdio: bash, read_file, write_file and "
         "str_replace_edit behind the gate, policy, journal and report of the workspace. "
         "Approvals go through `epistemic pending` / `approve` / `deny` (stdio belongs to "
         "the protocol). Logs go to stderr. The session ends when the client closes stdin or "
         "ends the server with SIGINT, SIGTERM or SIGHUP: a call in flight is stopped and its "
-        "outcome journaled, then the session's `closed` record.",
+        "outcome journaled, then the session's `closed` record."
     )
     workspace_option(p)
     policy_options(p)
@@ -71,10 +72,10 @@ def _gatekeeper(args: Any, directory: Path) -> Any:
     from ..journal.catalog import for_writing
     from ..mcp.server import Gatekeeper
     from ..policy.rules import PolicyError
-    from ..runtime.options import chosen_policy, session_choice, supervisor_error, ticket_of
     from ..session.in_force import workspace_policy
     from ..session.provenance import refusal
     from ..session.session import supervisor_for
+    from .options import chosen_policy, session_choice, supervisor_error, ticket_of
 
     named = chosen_policy(args)
     policy = named or workspace_policy(directory)  # a bad policy stops here

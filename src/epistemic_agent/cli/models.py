@@ -144,13 +144,11 @@ def check_window(args: argparse.Namespace, provider: Provider, min_reason: int) 
 # -- epistemic models -------------------------------------------------------------------------
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "models",
-        help="the model table: prices, context windows, output limits",
-        description="Print the built-in model table merged with your models.toml; with "
+def define_models(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Print the built-in model table merged with your models.toml; with "
         "PROVIDER:MODEL arguments, the entry each of them gets. Exit 1 when a named model has "
-        "no price (its costs would be recorded as null), 2 on a bad models file.",
+        "no price (its costs would be recorded as null), 2 on a bad models file."
     )
     p.add_argument("specs", nargs="*", metavar="PROVIDER:MODEL")
     p.add_argument("--models", metavar="FILE", help=_MODELS_HELP)

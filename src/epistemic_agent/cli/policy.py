@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from ..runtime.options import command_option, command_text, command_words, workspace_option
+from .options import command_option, command_text, command_words, workspace_option
 
 if TYPE_CHECKING:
     from typing import Any
@@ -26,12 +26,8 @@ EXIT_NO_POLICY = 2
 _WORKSPACE_HELP = "the workspace whose epistemic.toml is read (default: the current directory)"
 
 
-def register(sub: Any) -> None:
-    group = sub.add_parser(
-        "policy",
-        help="check a policy file, or explain what it decides about a call",
-        description="Policies decide, for each call, allow, deny or ask (see docs/policy.md).",
-    )
+def define_policy(group: argparse.ArgumentParser) -> None:
+    group.description = "Policies decide, for each call, allow, deny or ask (see docs/policy.md)."
     inner = group.add_subparsers(dest="policy_command", required=True, metavar="SUBCOMMAND")
     p = inner.add_parser(
         "check",

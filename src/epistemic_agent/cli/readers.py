@@ -6,45 +6,44 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..core.errors import UsageError
-from ..runtime.options import session_choice, session_option
 from .choice import reading
+from .options import session_choice, session_option
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "log",
-        help="the session's calls, one merged record each",
-        description="Print a session's calls, one merged record each (of a workspace of "
+def define_log(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Print a session's calls, one merged record each (of a workspace of "
         "several sessions: the newest, said on stderr, or the one --session names). A journal "
         "that does not verify is announced first, on stderr, and read as it is. Exit 0 when "
-        "read, 2 when there is no journal or an option is malformed.",
+        "read, 2 when there is no journal or an option is malformed."
     )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR")
     p.add_argument("--json", action="store_true", help="print a JSON array")
     session_option(p)
     p.set_defaults(handler=_cmd_log)
-    p = sub.add_parser(
-        "report",
-        help="re-render RATIONALE.md from the journal",
-        description="Re-render RATIONALE.md from a session's journal (of a workspace of "
+
+
+def define_report(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Re-render RATIONALE.md from a session's journal (of a workspace of "
         "several sessions: the newest, said on stderr, or the one --session names). Exit 0 "
         "when re-rendered, 1 when re-rendered from a journal that does not verify (announced "
         "first, and at the report's top), 2 when there is no journal or an option is "
-        "malformed.",
+        "malformed."
     )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR")
     session_option(p)
     p.set_defaults(handler=_cmd_report)
-    from .verify import register
 
-    register(sub)  # verify and seal
-    p = sub.add_parser("types", help="the act vocabulary")
+
+def define_types(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_cmd_types)
-    p = sub.add_parser("rules", help="the gate's rule ids")
+
+
+def define_rules(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_cmd_rules)
 

@@ -6,37 +6,32 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from ..runtime.options import session_choice, session_option, workspace_option
 from .choice import reading
-
-if TYPE_CHECKING:
-    from typing import Any
+from .options import session_choice, session_option, workspace_option
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "sessions",
-        help="the workspace's sessions: id, start, task, model, calls, status",
-        description="List the sessions of a workspace, oldest first. Status: open (exec and "
+def define_sessions(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "List the sessions of a workspace, oldest first. Status: open (exec and "
         "tool continue the newest open one), finished, interrupted, max-steps, rejections, "
-        "provider-error, closed (an MCP session that ended), torn (ends inside a line).",
+        "provider-error, closed (an MCP session that ended), torn (ends inside a line)."
     )
     workspace_option(p)
     p.add_argument("--json", action="store_true", help="print a JSON array")
     p.set_defaults(handler=_cmd_sessions)
-    p = sub.add_parser(
-        "show",
-        help="one call in full: reason, command, checks, approval, output, diff",
-        description="Show call SEQ of a session as recorded: the reason, the command and the "
+
+
+def define_show(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Show call SEQ of a session as recorded: the reason, the command and the "
         "act (for a rejected call, as it gave them), the static check, the policy's decision "
         "and approver, the outcome, what it changed and how it was confined, in sentences; "
         "its flags, the whole stdout and stderr kept as evidence, and the diff of every file "
         "it changed. With --output, only its stdout and stderr. Exit 0 when shown; 1 "
         "when some evidence cannot be shown (missing or changed blob) or the journal was "
-        "tampered with (announced); 2 for an unknown SEQ, no journal or a malformed option.",
+        "tampered with (announced); 2 for an unknown SEQ, no journal or a malformed option."
     )
     p.add_argument("seq", metavar="SEQ", help="the call's number (as RATIONALE.md and log show)")
     workspace_option(p)

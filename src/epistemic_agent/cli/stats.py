@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from ..core.safetext import visible
-from ..runtime.options import session_choice, session_option
 from .choice import reading
+from .options import session_choice, session_option
 
 if TYPE_CHECKING:
     from typing import Any
@@ -22,16 +22,14 @@ if TYPE_CHECKING:
 LABEL = 11  # width of the labels of the one-session block
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "stats",
-        help="the numbers of one session or many: acts, rejections, reverts, tokens",
-        description="Read sessions' journals and count: calls by act and their shares, "
+def define_stats(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Read sessions' journals and count: calls by act and their shares, "
         "rejections by rule, flags, reverts and what they undid, approvals and denials, "
         "hypotheses tested, wall time, model calls and tokens, how each ended, and the hash "
         "chain's integrity. One session prints a block; several print one row each "
         "(labelled by workspace, and by session id where a workspace has several) and a "
-        "TOTALS row. Read-only. Exit 0 when a session was read, 2 when there is nothing to read.",
+        "TOTALS row. Read-only. Exit 0 when a session was read, 2 when there is nothing to read."
     )
     p.add_argument(
         "paths",
@@ -43,15 +41,16 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help='print {"sessions": [...], "totals": {...}}')
     session_option(p)
     p.set_defaults(handler=_cmd_stats)
-    p = sub.add_parser(
-        "diff",
-        help="two sessions side by side: shape, aligned acts, first divergence, endings",
-        description="Compare two sessions (typically two agents on the same task): act "
+
+
+def define_diff(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Compare two sessions (typically two agents on the same task): act "
         "counts and shares, the act sequences aligned, where they first diverge, the files "
         "each changed, what each reverted, and how each ended. Read-only. Exit 0 when "
         "compared; 2 when a session cannot be read, when A or B is a workspace of several "
         "sessions and --session does not say which, or when both record a task and the "
-        "tasks differ (unless --any-task).",
+        "tasks differ (unless --any-task)."
     )
     p.add_argument("a", metavar="A", help="the first session: a workspace or a journal file")
     p.add_argument("b", metavar="B", help="the second session")

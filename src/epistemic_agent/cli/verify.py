@@ -12,12 +12,10 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from ..core.safetext import visible
-from ..runtime.options import session_choice, session_option
 from .choice import reading
+from .options import session_choice, session_option
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from ..journal.record_check import Options
     from ..journal.verify import Verification
 
@@ -25,18 +23,16 @@ HEX64 = re.compile(r"[0-9a-f]{64}")
 SHOWN = 50  # problems printed in text (--json lists them all)
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "verify",
-        help="check the journal's hash chain, its evidence and its seals",
-        description="Check the hash chain, the head anchor, every evidence blob the journal "
+def define_verify(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Check the hash chain, the head anchor, every evidence blob the journal "
         "references (and that the evidence folder holds nothing else), the seals in the "
         "session's seals/ folder and the signed approvals (of a workspace of several "
         "sessions: the newest, said on stderr, or the one --session names). Exit 0 when "
         "intact, 1 when tampered, 3 when the last line is torn (a crash mid-write), 4 when "
         "--allowed-signers asks for a seal and there is none (unsealed: nothing was found "
         "changed, but no signature vouches for the head), 2 when there is no journal or an "
-        "option is malformed.",
+        "option is malformed."
     )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR|JOURNAL|BUNDLE.zip")
     session_option(p)
@@ -68,14 +64,15 @@ def register(sub: Any) -> None:
         ".epistemic/damaged/TIME/ with a note, and start a new journal after its last good line",
     )
     p.set_defaults(handler=_cmd_verify)
-    p = sub.add_parser(
-        "seal",
-        help="sign the journal's head with your SSH key",
-        description="Verify the record, then sign a statement of its head (session, line "
+
+
+def define_seal(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Verify the record, then sign a statement of its head (session, line "
         "count, head hash, time, key fingerprint) with `ssh-keygen -Y sign -n epistemic` into "
         ".epistemic/seals/. The key: --key, else the first key in ssh-agent, else "
         "~/.ssh/id_ed25519. Exit 0 when sealed, 1 when the record does not verify, 2 on bad "
-        "input (no key, no ssh-keygen, a workspace of several sessions without --session).",
+        "input (no key, no ssh-keygen, a workspace of several sessions without --session)."
     )
     p.add_argument("dir", nargs="?", default=".", metavar="DIR")
     p.add_argument(

@@ -10,12 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from ..runtime.options import session_choice, session_option
 from .choice import reading
+from .options import session_choice, session_option
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from ..journal.sessions import Loaded
 
 PATH_HELP = "a journal file, a workspace, or its .epistemic folder (default: .)"
@@ -23,16 +21,14 @@ PLOT_SUFFIXES = (".png", ".svg")
 HTML_SUFFIXES = (".html", ".htm")
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "plot",
-        help="draw a session's timeline and shape (PNG or SVG)",
-        description="Draw one session from its journal: the calls in order, one row per act "
+def define_plot(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Draw one session from its journal: the calls in order, one row per act "
         "(failed, rejected, denied and unknown calls, flags and reverts marked), above the "
         "calls per act. The format follows -o's suffix (.png or .svg). Default output: "
         "NAME-timeline.png in the current directory, NAME being the session's folder. Exit 0 "
         "when written (a journal that does not verify is announced first, and drawn as "
-        "read), 2 on bad input (no journal, a malformed option).",
+        "read), 2 on bad input (no journal, a malformed option)."
     )
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=PATH_HELP)
     p.add_argument("-o", dest="output", metavar="FILE", help="where to write (.png or .svg)")
@@ -44,16 +40,17 @@ def register(sub: Any) -> None:
     )
     session_option(p)
     p.set_defaults(handler=_cmd_plot)
-    p = sub.add_parser(
-        "html",
-        help="write a session as one self-contained HTML page",
-        description="Write one session as a single HTML file that works offline (no external "
+
+
+def define_html(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Write one session as a single HTML file that works offline (no external "
         "assets): header, shape, timeline, the narrative with filters by act and status, dead "
         "ends, approvals and denials, and the hash chain's verdict. Filters can be set in the "
         "address: report.html#act=revert&status=failed. Default output: NAME-report.html in "
         "the current directory, NAME being the session's folder. Exit 0 when written (a "
         "journal that does not verify is announced first, and the page shows the verdict), "
-        "2 on bad input (no journal, a malformed option).",
+        "2 on bad input (no journal, a malformed option)."
     )
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=PATH_HELP)
     p.add_argument("-o", dest="output", metavar="FILE", help="where to write (.html)")

@@ -9,6 +9,7 @@ import signal
 import subprocess
 from pathlib import Path
 
+from .errors import EpistemicError
 from .programs import system_program
 
 
@@ -44,7 +45,7 @@ GIT_HEAP_KIB = 512 << 10
 _LIMITED = f'ulimit -d {GIT_HEAP_KIB} && exec "$@"'
 
 
-class GitTimeout(Exception):
+class GitTimeout(EpistemicError):
     """git did not finish in time (a FIFO in .git, say, makes it wait): it was killed."""
 
 

@@ -14,6 +14,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from .errors import EpistemicError
 from .programs import system_program
 
 TIMEOUT = 30.0
@@ -23,7 +24,7 @@ FINGERPRINT = re.compile(r"SHA256:[A-Za-z0-9+/]{43}")
 KEY_PREFIXES = ("ssh-", "ecdsa-", "sk-")
 
 
-class SealError(Exception):
+class SealError(EpistemicError):
     """Something cannot be signed or checked (no ssh-keygen, a bad key): one clear line."""
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .errors import EpistemicError
 
-class TomlError(ValueError):
+
+class TomlError(EpistemicError, ValueError):
     """Not valid TOML; the message is tomllib's, with its line and column."""
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import EXIT_RECORD, EpistemicError
 from ..core.structs import struct
 from .migrations import upgrade
 
@@ -26,13 +27,29 @@ CHUNK = 1 << 20
 Record = dict[str, Any]
 
 
-class JournalError(Exception):
+class JournalError(EpistemicError):
     """The journal cannot be appended to safely (its chain is broken, or it is unreadable).
     `journal` names a damaged journal (`epistemic verify --salvage` can continue after it)."""
+
+    exit_status = EXIT_RECORD
 
     def __init__(self, message: str, journal: Path | None = None) -> None:
         super().__init__(message)
         self.journal = journal
+
+    @property
+    def hint(self) -> str | None:  # type: ignore[override]
+        """What to run when the journal is damaged: see what verifies, then continue after it."""
+        if self.journal is None:
+            return None
+        import shlex
+
+        folder = self.journal.parent
+        workspace = shlex.quote(str(folder.parent if folder.name == ".epistemic" else folder))
+        return (
+            f"to continue after its last good line: `epistemic verify --salvage {workspace}` "
+            "(the damaged journal and its evidence are kept under .epistemic/damaged/)"
+        )
 
 
 def line_hash(body: bytes) -> str:

@@ -9,14 +9,12 @@ schema/). Each table sits between markers the prose around it keeps:
     ...
     <!-- end generated -->
 
-`python -m epistemic_agent.journal.schema_docs [FILE]` rewrites FILE (default
+`python -m epistemic_agent.cli.journal_docs [FILE]` rewrites FILE (default
 docs/journal-format.md) in place; `--check` only says whether it is current (exit 1 if not)."""
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,32 +79,3 @@ def _migrations() -> str:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m epistemic_agent.journal.schema_docs",
-        description="Regenerate the field tables of docs/journal-format.md from the schema.",
-    )
-    parser.add_argument("path", nargs="?", default=str(DEFAULT), help="the doc to rewrite")
-    parser.add_argument("--check", action="store_true", help="exit 1 when it is stale")
-    args = parser.parse_args(argv)
-    path, check = Path(args.path), bool(args.check)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        print(f"{path}: {error.strerror or error}", file=sys.stderr)
-        return 2
-    wanted = render(text)
-    if wanted == text:
-        return 0
-    if check:
-        print(f"{path} is stale: run `python -m epistemic_agent.journal.schema_docs`")
-        return 1
-    path.write_text(wanted, encoding="utf-8")
-    print(f"{path}: tables regenerated from the schema")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

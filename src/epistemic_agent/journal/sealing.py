@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..core import sshsig
 from ..core.clock import now
-from ..core.errors import UsageError
+from ..core.errors import EpistemicError, UsageError
 from ..core.structs import struct
 from .log import decode
 from .record_check import check_record, record_folder
@@ -24,8 +24,10 @@ if TYPE_CHECKING:
     from .verify import Verification
 
 
-class NotSealed(Exception):
-    """The record does not verify: nothing was sealed."""
+class NotSealed(EpistemicError):
+    """The record does not verify: nothing was sealed (`epistemic seal` exits 1)."""
+
+    exit_status = 1
 
     def __init__(self, verification: Verification) -> None:
         super().__init__(verification.problem)

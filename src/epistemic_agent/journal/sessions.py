@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.errors import EpistemicError
 from ..core.layout import JOURNAL_NAME, RECORD_DIR, workspace_of
 from ..core.structs import field, struct
 from .catalog import find_layout, listing
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 MAX_DEPTH = 6  # how deep a folder of sessions is searched
 
 
-class ReadError(Exception):
+class ReadError(EpistemicError):
     """Nothing to read at a path: missing, not a journal, not JSON."""
 
 

@@ -17,6 +17,7 @@ import re
 import shlex
 from typing import TYPE_CHECKING
 
+from ..core.errors import EpistemicError
 from ..core.layout import POLICY_NAME
 from ..core.structs import field, struct
 from ..core.tools import TOOL_NAMES
@@ -73,8 +74,11 @@ _WRAPPER_ARG = r"-.*|\d+(\.\d+)?[smhd]?"
 _OPERATOR = r"[();<>|&]+"
 
 
-class PolicyError(Exception):
+class PolicyError(EpistemicError):
     """A policy that cannot be used: one `file:line: problem` line per fault."""
+
+    def lines(self) -> list[str]:
+        return self.errors or [str(self)]
 
     @property
     def errors(self) -> list[str]:

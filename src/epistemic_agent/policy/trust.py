@@ -25,6 +25,7 @@ import os
 from pathlib import Path
 
 from ..core.clock import now
+from ..core.errors import EXIT_RECORD, EpistemicError
 from ..core.fsutil import atomic_write
 from ..core.identity import user
 from ..core.saferead import read_regular
@@ -34,8 +35,10 @@ MAX_ENTRY = 4096  # bytes: an entry is a small JSON object
 MAX_FILE = 1 << 20  # bytes hashed at most: a policy is at most 256 KiB, signers files small
 
 
-class TrustError(OSError):
+class TrustError(EpistemicError, OSError):
     """The trust store, or a file to trust, cannot be read or written."""
+
+    exit_status = EXIT_RECORD
 
 
 @struct

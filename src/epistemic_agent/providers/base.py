@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ..core.errors import EXIT_USAGE
 from ..core.errors import ProviderError as ProviderError
 from ..core.structs import field, struct
 from .models import ModelInfo
@@ -102,6 +103,8 @@ Message = UserMessage | AssistantMessage | ToolResults
 
 class ModelSpecError(ProviderError):
     """The model string or scripted session is malformed: the user's input, not the provider."""
+
+    exit_status = EXIT_USAGE
 
 
 class StreamSink(Protocol):

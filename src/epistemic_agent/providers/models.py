@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.errors import EpistemicError
 from ..core.structs import struct
 from ..core.toml import TomlError, loads
 from .model_table import ALIASES, BUILTIN, DEFAULT_MAX_OUTPUT
@@ -28,7 +29,7 @@ ENV = "EPISTEMIC_MODELS"
 _SNAPSHOT = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(EpistemicError, ValueError):
     """The models file cannot be read or holds a bad entry; the message says where."""
 
 

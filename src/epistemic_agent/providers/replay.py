@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import EpistemicError
 from ..core.structs import field, struct
 from .base import Message, ModelOptions, ProviderError, StreamSink, ToolCall, Turn
 
 
-class ScriptError(ValueError):
+class ScriptError(EpistemicError, ValueError):
     """The script file is missing or malformed; the message says where."""
 
 

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.errors import EpistemicError
 from ..core.saferead import read_regular
 from ..core.structs import field, struct
 from ..providers.base import (
@@ -40,7 +41,7 @@ USAGE_KEYS = ("input_tokens", "completion_tokens")
 SCRIPT_MAX_BYTES = 16 << 20
 
 
-class SupervisorScriptError(ValueError):
+class SupervisorScriptError(EpistemicError, ValueError):
     """The script is missing or malformed; the message says where."""
 
 

@@ -27,6 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
+from ...core.errors import EXIT_RECORD, EpistemicError
 from ...core.vocabulary import GUARANTEES, is_mutating
 from . import apply as confine_apply
 from . import readable as confine_read
@@ -79,8 +80,10 @@ DEFAULT_HIDDEN = (
 _ENV_WITH = {"SSH_AUTH_SOCK": ("SSH_AUTH_SOCK", "SSH_AGENT_PID"), "~/.gnupg": ("GPG_AGENT_INFO",)}
 
 
-class ConfinementError(OSError):
+class ConfinementError(EpistemicError, OSError):
     """The sandbox could not be set up for a call; the call does not run."""
+
+    exit_status = EXIT_RECORD
 
 
 class Confinement:

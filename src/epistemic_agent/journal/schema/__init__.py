@@ -1,7 +1,7 @@
 """The journal's records, typed: every record kind with its fields (type, whether required,
 closed values, meaning), shared by the writer, which checks each record against it before
 anything is written, by readers, which parse through it, and by docs/journal-format.md, whose
-field tables are generated from it (`python -m epistemic_agent.journal.schema_docs`).
+field tables are generated from it (`python -m epistemic_agent.cli.journal_docs`).
 
 `check` (writers: a violation is a programming error) and `parse` (readers: a typed view, or
 `Unknown`, never an exception) live in parse.py; the kinds in header.py, calls.py,

@@ -16,6 +16,7 @@ import re
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
+from ...core.errors import EpistemicError
 from ...core.structs import field, struct
 from ...journal.records import seq_of
 from ..sentences import policy_source
@@ -33,7 +34,7 @@ BEFORE = 0  # blame: the line was there when the session found the file
 OUTSIDE = -1  # blame: changed by something the record cannot name (between calls, not kept)
 
 
-class TraceError(Exception):
+class TraceError(EpistemicError):
     """A question the record cannot answer: a path not in the session, a line beyond it."""
 
 

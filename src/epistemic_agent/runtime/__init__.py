@@ -1,1 +1,0 @@
-"""Arguments several commands share."""
