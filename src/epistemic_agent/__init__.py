@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .core.version import __version__
+from .core import __version__
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from .session.session import CallResult, Session, Settings
+    from .session import CallResult, Session, Settings
 
 __all__ = ["CallResult", "Session", "Settings", "__version__"]
 
@@ -17,7 +17,7 @@ __all__ = ["CallResult", "Session", "Settings", "__version__"]
 def __getattr__(name: str) -> Any:
     """Import the session machinery only when it is used (keeps `epistemic` start-up fast)."""
     if name in ("CallResult", "Session", "Settings"):
-        from .session import session
+        from . import session
 
         return getattr(session, name)
     raise AttributeError(name)

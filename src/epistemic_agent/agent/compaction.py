@@ -14,9 +14,8 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from ..core.errors import EpistemicError
-from ..core.structs import field, struct
-from ..providers.base import AssistantMessage, Message, ToolResult, ToolResults, UserMessage
+from ..core import EpistemicError, field, struct
+from ..providers import AssistantMessage, Message, ToolResult, ToolResults, UserMessage
 
 if TYPE_CHECKING:
     from typing import Any

@@ -7,11 +7,10 @@ import json
 import sys
 from typing import Any, TextIO
 
-from ..journal.log import Record
-from ..journal.spend import Spend, dollars
-from ..providers.base import Turn
-from ..reports.rationale.beliefs import summary_line, supervisor_line
-from ..session.session import CallResult, Session
+from ..journal import Record, Spend, dollars
+from ..providers import Turn
+from ..reports import summary_line, supervisor_line
+from ..session import CallResult, Session
 from .loop import Stop
 
 

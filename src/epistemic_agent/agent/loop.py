@@ -11,21 +11,19 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from ..core.structs import field, struct
-from ..core.tools import anthropic_tools
-from ..gate.check import Rejected
-from ..providers.base import (
+from ..core import ProviderError, anthropic_tools, field, struct
+from ..gate import Rejected
+from ..providers import (
     AssistantMessage,
     Message,
     Provider,
-    ProviderError,
     ToolCall,
     ToolResult,
     ToolResults,
     Turn,
     UserMessage,
 )
-from ..session.session import CallResult, Session
+from ..session import CallResult, Session
 from .compaction import Compactor
 from .modelcall import AgentConfig, Events, ModelCalls, QuietEvents
 from .prompt import system_prompt

@@ -7,12 +7,10 @@ import json
 import time
 from typing import Any, Protocol
 
-from ..core.structs import field, struct
-from ..core.vocabulary import ACTS_BY_NAME, FILE_TOOL_ACTS, normalise_act
-from ..journal.log import Record
-from ..providers.base import Message, Provider, ProviderError, Turn, Usage, arguments_text
-from ..providers.models import ModelInfo
-from ..session.session import CallResult, Session
+from ..core import ACTS_BY_NAME, FILE_TOOL_ACTS, ProviderError, field, normalise_act, struct
+from ..journal import Record
+from ..providers import Message, ModelInfo, Provider, Turn, Usage, arguments_text
+from ..session import CallResult, Session
 from .compaction import Compaction, Compactor
 
 

@@ -6,8 +6,8 @@ of the bash tool (see tools.py), built from the vocabulary table.
 
 from __future__ import annotations
 
-from ..core.layout import RECORD_DIR, REPORT_NAME
-from ..gate.check import MIN_REASON
+from ..core import RECORD_DIR, REPORT_NAME
+from ..gate import MIN_REASON
 
 
 def system_prompt(min_reason: int = MIN_REASON) -> str:

@@ -12,16 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..journal.blobs import read_blob
-from ..journal.log import Record
-from ..providers.base import (
-    AssistantMessage,
-    Message,
-    ToolCall,
-    ToolResult,
-    ToolResults,
-    UserMessage,
-)
+from ..journal import Record, read_blob
+from ..providers import AssistantMessage, Message, ToolCall, ToolResult, ToolResults, UserMessage
 
 NO_OUTCOME = "no outcome was recorded for this call (the session was interrupted while it ran)"
 

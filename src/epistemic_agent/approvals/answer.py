@@ -20,21 +20,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.clock import now
-from ..core.layout import JOURNAL_NAME
-from ..core.safetext import visible
-from ..core.sshsig import SealError
-from ..core.structs import struct
-from ..gate.signing import sign
-from ..gate.statement import Statement
-from ..journal.log import Position, decode, follow, line_hash
+from ..core import JOURNAL_NAME, SealError, now, struct, visible
+from ..gate import Statement
+from ..gate import sign_statement as sign
+from ..journal import Position, decode, follow, line_hash
 from .files import asking, closed_path, paths_of, read_json, write_new
 from .request import COMMENT_CAP, who
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..journal.log import Record
+    from ..journal import Record
 
 #: What became of an answer; `epistemic approve` gives each its own exit status.
 ACCEPTED = "accepted"  # the session journaled it as the call's approval (or denial)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.registry import load
+from ..core import load
 from .request import Approver, Channel
 
 APPROVERS: dict[str, str] = {

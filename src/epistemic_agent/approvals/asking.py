@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
-    from ..gate.check import Call
-    from ..policy.rules import Decision, Policy
+    from ..gate import Call
+    from ..policy import Decision, Policy
     from .request import Approver
     from .signers import Signers
 

@@ -22,17 +22,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.clock import epoch_of, now
-from ..core.fsutil import make_unique
-from ..core.liveness import recorder_alive
-from ..gate.signing import check
-from ..gate.statement import parse
+from ..core import epoch_of, make_unique, now, recorder_alive
+from ..gate import check_signature as check
+from ..gate import parse
 from .request import COMMENT_CAP, Answer, Channel, Request
 
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-    from ..core.cancel import Cancel
+    from ..core import Cancel
 
 POLL_SECONDS = 0.1
 ANSWER_CAP = 64 << 10

@@ -15,16 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..core.clock import now
-from ..core.identity import user
-from ..core.safetext import visible as visible  # cli_approval imports it from here
-from ..core.structs import field, replace, struct
-from ..gate.statement import Statement
+from ..core import field, now, replace, struct, user
+from ..core import visible as visible  # cli_approval imports it from here
+from ..gate import Statement
 
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-    from ..core.cancel import Cancel
+    from ..core import Cancel
 
 
 @runtime_checkable

@@ -14,10 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
-from ..core.layout import RECORD_DIR, Layout, workspace_of
-from ..core.structs import struct
-from ..journal.catalog import listing, named
+from ..core import RECORD_DIR, Layout, UsageError, struct, workspace_of
+from ..journal import listing, named
 from .files import asking, closed_path, paths_of, pending, read_json
 
 if TYPE_CHECKING:

@@ -8,14 +8,13 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.fsutil import atomic_write
-from ..core.saferead import read_regular
-from ..policy.extras import SIGNERS_MAX_BYTES
+from ..core import atomic_write, read_regular
+from ..policy import SIGNERS_MAX_BYTES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..policy.rules import Policy
+    from ..policy import Policy
 
 
 class Signers:

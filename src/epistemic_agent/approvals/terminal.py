@@ -16,17 +16,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.safetext import visible
-from ..core.sshsig import SealError, choose_key
-from ..core.structs import replace
-from ..gate.signing import Signed, check, sign
+from ..core import SealError, replace, visible
+from ..core import ssh_choose_key as choose_key
+from ..gate import Signed
+from ..gate import check_signature as check
+from ..gate import sign_statement as sign
 from .files import FileApprover
 from .request import COMMENT_CAP, Answer, Channel, Request, who
 
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-    from ..core.cancel import Cancel
+    from ..core import Cancel
 
 
 class TerminalApprover:

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.fsutil import atomic_write
-from ..providers.replay import ScriptError, load_script
+from ..core import atomic_write
+from ..providers import ScriptError, load_script
 from .config import BenchConfig, Play
 from .runner import run_many
 from .tasks import SESSIONS, Task

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..core.structs import struct
+from ..core import struct
 
 
 @struct

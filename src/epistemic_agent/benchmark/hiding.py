@@ -19,8 +19,8 @@ from importlib.metadata import distributions
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from ..core.structs import struct
-from . import TASKS_DIR
+from ..core import struct
+from .tasks import TASKS_DIR
 
 
 @struct

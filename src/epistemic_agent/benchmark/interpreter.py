@@ -31,7 +31,7 @@ import sys
 import sysconfig
 from functools import cache
 
-from ..core.structs import struct
+from ..core import struct
 
 #: Variables that point an interpreter at another installation than its own: left out of the
 #: environment the tasks see.

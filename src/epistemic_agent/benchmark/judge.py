@@ -29,7 +29,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from ..core.structs import struct
+from ..core import struct
 from .hiding import git_folders, task_copies
 from .interpreter import Unusable, machine_python
 from .readable import allow_list

@@ -34,16 +34,26 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..execute.sandbox import landlock as confine_landlock
-from ..execute.sandbox import syscalls as confine_sys
-from ..execute.sandbox.apply import DEVICES
-from ..execute.sandbox.confinement import Confinement
-from ..execute.sandbox.platform import detect
+from ..execute import (
+    CLONE_NEWNS,
+    CLONE_NEWPID,
+    DEVICES,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_REC,
+    Confinement,
+    detect,
+    landlock_restrict_thread,
+    mount,
+    unshare,
+)
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..execute.sandbox.confinement import Confinement
+    from ..execute import Confinement
 
 
 def main() -> None:
@@ -104,7 +114,7 @@ def _new_pid_namespace(confinement: Confinement | None) -> bool:
         return False
 
     try:
-        confine_sys.unshare(confine_sys.CLONE_NEWPID)
+        unshare(CLONE_NEWPID)
     except OSError:
         return False
     return True
@@ -143,10 +153,10 @@ def _supervise(
 
 def _private_proc() -> None:
     """A mount namespace with a /proc of the new PID namespace: no other process in sight."""
-    confine_sys.unshare(confine_sys.CLONE_NEWNS)
-    confine_sys.mount(None, "/", None, confine_sys.MS_REC | confine_sys.MS_PRIVATE)
-    flags = confine_sys.MS_NOSUID | confine_sys.MS_NODEV | confine_sys.MS_NOEXEC
-    confine_sys.mount("proc", "/proc", "proc", flags)
+    unshare(CLONE_NEWNS)
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    mount("proc", "/proc", "proc", flags)
 
 
 def _exec(spec: dict[str, Any], confinement: Confinement | None, prefix: tuple[str, ...]) -> None:
@@ -179,7 +189,7 @@ def _nest(confinement: Confinement) -> None:
     abi = confinement.platform.landlock_abi
     assert abi is not None
     readable = None if view.readable is None else tuple(Path(path) for path in view.readable)
-    confine_landlock.restrict_thread(grants, devices, abi, readable)
+    landlock_restrict_thread(grants, devices, abi, readable)
 
 
 def _wait(child: int, timeout: float) -> tuple[int | None, int | None, bool]:

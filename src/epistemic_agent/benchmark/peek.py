@@ -24,7 +24,7 @@ import os
 import struct
 from pathlib import Path
 
-from ..core.structs import struct as _struct
+from ..core import struct as _struct
 
 FAN_CLOEXEC, FAN_NONBLOCK = 0x1, 0x2
 FAN_MARK_ADD = 0x1

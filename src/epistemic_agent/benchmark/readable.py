@@ -27,8 +27,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..core.structs import struct
-from ..execute.sandbox.readable import beneath
+from ..core import struct
+from ..execute import beneath
 from .interpreter import machine_python, task_path
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/dev", "/proc")

@@ -13,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.fsutil import atomic_write
-from ..journal.sessions import ReadError, load
-from ..journal.summary import summary
+from ..core import atomic_write
+from ..journal import ReadError, load
+from ..journal import session_summary as summary
 from .agent import last_line, session
 from .config import BenchConfig, Play, Running
 from .interpreter import Unusable

@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.fsutil import atomic_write
-from ..journal.reading import read_records
+from ..core import atomic_write
+from ..journal import read_records
 from .config import BenchConfig, Play
 from .runner import run_many
 from .tasks import Task

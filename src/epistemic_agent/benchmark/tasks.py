@@ -10,9 +10,10 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..core.errors import EpistemicError
-from ..core.structs import struct
-from . import TASKS_DIR
+from ..core import EpistemicError, struct
+
+#: The bundled tasks, one folder each (format: docs/benchmark.md)
+TASKS_DIR = Path(__file__).resolve().parent / "tasks"
 
 PREPARE_TIMEOUT = 120.0
 #: The sessions a task keeps to test its oracle, by folder: what each must come to.

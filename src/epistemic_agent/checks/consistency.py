@@ -13,11 +13,11 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from ..core.vocabulary import is_mutating
-from ..effects.model import Effect
-from ..execute.observe.base import Changes
-from ..gate.check import Call, Rejected
-from ..journal.history import History, covers, inside
+from ..core import is_mutating
+from ..effects import Effect
+from ..execute import Changes
+from ..gate import Call, Rejected
+from ..journal import History, covers, inside
 
 if TYPE_CHECKING:
     from typing import Any

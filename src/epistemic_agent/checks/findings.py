@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.structs import field, struct
+from ..core import field, struct
 
 
 @struct

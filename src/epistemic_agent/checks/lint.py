@@ -14,9 +14,7 @@ import os
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ..journal.log import FORMAT_VERSION
-from ..journal.reading import newer_note, newer_version, versions_text
-from ..journal.record_check import PROBLEMS
+from ..journal import FORMAT_VERSION, PROBLEMS, newer_note, newer_version, versions_text
 from . import consistency
 from .findings import Finding, LintResult
 from .linter import Linter
@@ -24,7 +22,7 @@ from .trace import CHECKS as TRACE_CHECKS
 from .trace import trace_findings
 
 if TYPE_CHECKING:
-    from ..journal.sessions import Loaded
+    from ..journal import Loaded
 
 #: Stable check ids and what each finding means. `gate/RULE` uses the gate's rule ids.
 CHECKS: dict[str, str] = {

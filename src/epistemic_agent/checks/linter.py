@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.vocabulary import ACTS_BY_NAME, FILE_TOOL_ACTS, is_mutating
-from ..effects.classify import classify
-from ..effects.model import Effect
-from ..execute.observe.base import Changes
-from ..execute.shell import bounded_text
-from ..gate.check import MIN_REASON, Call, GateConfig, Rejected, check
-from ..journal.history import History, covers, inside
-from ..journal.reading import listed, newer_version
-from ..journal.records import seq_of
+from ..core import ACTS_BY_NAME, FILE_TOOL_ACTS, is_mutating
+from ..effects import Effect
+from ..effects import classify_command as classify
+from ..execute import Changes, bounded_text
+from ..gate import MIN_REASON, Call, GateConfig, Rejected
+from ..gate import check_call as check
+from ..journal import History, covers, inside, listed, newer_version, seq_of
 from . import consistency
 from .findings import Finding
 
@@ -22,7 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from ..journal.log import Record
+    from ..journal import Record
 
 UNRECOMPUTABLE = frozenset(
     {"record-tampered", "commit-without-trailers", "protected-path-attempted"}

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..journal.history import covers, inside
-from ..journal.records import seq_of
-from ..reports.trace.model import build
+from ..journal import covers, inside, seq_of
+from ..reports import build
 from .findings import Finding
 
 if TYPE_CHECKING:
-    from ..journal.sessions import Loaded
+    from ..journal import Loaded
 CHECKS: dict[str, str] = {
     "trace/unverified": "a change (change-state or revert) that no passing verify followed",
     "trace/verify-before-change": "a verify that ran before any change it could confirm",

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import SupervisorUnavailable, UsageError
+from ..core import SupervisorUnavailable, UsageError
 from .calls import head_line, warn_opening
 from .models import add_model_options, check_window, provider_from_args
 from .options import (
@@ -185,9 +185,8 @@ def _hiding(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any]:
-    from ..agent.loop import Agent, AgentConfig
-    from ..session.in_force import workspace_policy
-    from ..session.session import Session, Settings
+    from ..agent import Agent, AgentConfig
+    from ..session import Session, Settings, workspace_policy
 
     spec = args.model or os.environ.get("EPISTEMIC_MODEL")
     if not spec:
@@ -235,8 +234,8 @@ def _prepare(args: argparse.Namespace, header: dict[str, Any]) -> tuple[Any, Any
     events = _events(args)
     agent = Agent(session, provider, config, events)
     if getattr(args, "resume", None) is not None:
-        from ..agent.resume import rebuild
-        from ..journal.reading import read_records
+        from ..agent import rebuild
+        from ..journal import read_records
 
         records, _ = read_records(session.layout.journal)
         agent.messages = rebuild(records, session.layout.evidence, settings.output_limit)
@@ -264,7 +263,7 @@ def _chosen_session(args: argparse.Namespace) -> str | None:
 def _supervisor(args: argparse.Namespace, policy: Any) -> Any:
     """The supervisor --supervisor or the policy names, started now: a bad one is a usage
     error before the model is asked anything."""
-    from ..session.session import supervisor_for as make
+    from ..session import supervisor_for as make
 
     try:
         return make(policy, args.supervisor)
@@ -278,8 +277,7 @@ def _ticket(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _events(args: argparse.Namespace) -> Any:
-    from ..agent.events import JsonEvents
-    from ..agent.live.view import LiveEvents
+    from ..agent import JsonEvents, LiveEvents
 
     if getattr(args, "json", False):
         return JsonEvents()

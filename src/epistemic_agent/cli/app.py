@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import EXIT_RECORD, EXIT_USAGE, EpistemicError, UsageError
+from ..core import EXIT_RECORD, EXIT_USAGE, EpistemicError, UsageError
 from .commands import COMMANDS, define
 from .exits import EXIT_PIPE, silence
 
@@ -24,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             reconfigure(errors="backslashreplace")
     words = sys.argv[1:] if argv is None else list(argv)
     if words and not words[0].startswith("-") and words[0] not in COMMANDS:
-        from ..core.suggest import did_you_mean
+        from ..core import did_you_mean
 
         hint = did_you_mean(words[0], COMMANDS) or " See `epistemic --help`."
         print(f"epistemic: {words[0]!r} is not a command.{hint}", file=sys.stderr)
@@ -74,7 +74,7 @@ def _find_workspace(args: argparse.Namespace) -> None:
     given = getattr(args, "directory", None)
     if not isinstance(given, str) or getattr(args, "here", False) or not os.path.isdir(given):
         return
-    from ..core.layout import discover
+    from ..core import discover
 
     found, why = discover(Path(given))
     if why is not None:
@@ -128,7 +128,7 @@ def build_parser(command: str | None = None, *, every: bool = True) -> argparse.
         prog="epistemic",
         description="Gated, justified, journaled tool calls: every act says what it is and why.",
     )
-    from ..core.version import __version__
+    from ..core import __version__
 
     parser.add_argument("--version", action="version", version=f"epistemic-agent {__version__}")
     # an explicit prog spares argparse a help formatter (and its imports) at start-up

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
+from ..core import UsageError
 from .options import session_choice, workspace_option
 
 if TYPE_CHECKING:
-    from ..approvals.sessions import Place
+    from ..approvals import Place
 
 #: The exit status of `approve` and `deny` for each outcome (approvals/answer.py).
 EXIT_ANSWER = {"accepted": 0, "closed": 1, "refused": 3, "absent": 4, "unheard": 5}
@@ -91,7 +91,7 @@ def _session_option(parser: argparse.ArgumentParser, help: str) -> None:
 
 
 def _places(args: argparse.Namespace) -> list[Place]:
-    from ..approvals.sessions import places
+    from ..approvals import places
 
     directory = Path(args.directory)
     if not directory.is_dir():
@@ -103,8 +103,8 @@ def _places(args: argparse.Namespace) -> list[Place]:
 
 
 def _cmd_pending(args: argparse.Namespace) -> int:
-    from ..approvals.request import visible
-    from ..approvals.sessions import waiting
+    from ..approvals import waiting
+    from ..core import visible
 
     requests = waiting(_places(args))
     if args.json:
@@ -131,8 +131,7 @@ def _cmd_pending(args: argparse.Namespace) -> int:
 
 
 def _cmd_answer(args: argparse.Namespace) -> int:
-    from ..approvals.answer import ABSENT, Given, give, verdict
-    from ..approvals.sessions import folder_for
+    from ..approvals import ABSENT, Given, folder_for, give, verdict
 
     if args.seq <= 0:
         raise UsageError("SEQ is a call number: 1 or more")

@@ -11,8 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
-from ..core.safetext import visible
+from ..core import UsageError, visible
 from .progress import TaskProgress
 
 if TYPE_CHECKING:
@@ -88,9 +87,7 @@ def define_bench(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from ..benchmark.config import BenchConfig
-    from ..benchmark.runner import run_all
-    from ..benchmark.tasks import TaskError, select
+    from ..benchmark import BenchConfig, TaskError, run_all, select
 
     names = [n.strip() for n in args.tasks.split(",") if n.strip()] if args.tasks else None
     root = _tasks_dir(args.tasks_dir)
@@ -151,7 +148,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         )
         return 130
     if args.json:
-        from ..benchmark.runner import totals
+        from ..benchmark import totals
 
         body = {"model": model, "tasks": rows, "totals": totals(rows)}
         if supervised is not None:
@@ -160,7 +157,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     else:
         _table(rows)
         if supervised is not None:
-            from ..benchmark.supervised import table_lines
+            from ..benchmark import table_lines
 
             print(f"\nsupervisor {supervised['supervisor']} (a second opinion, not proof):")
             print("\n".join(visible(line) for line in table_lines(supervised)))
@@ -182,7 +179,7 @@ def passed_line(rows: list[dict[str, Any]], seconds: float) -> str:
 
 
 def _supervised(tasks: list[Any], config: Any, supervisor: str) -> dict[str, Any]:
-    from ..benchmark.supervised import measure, supervised_plays
+    from ..benchmark import measure, supervised_plays
 
     total = sum(len(supervised_plays(task)) for task in tasks)
     with TaskProgress(total, "supervised") as advance:
@@ -191,9 +188,9 @@ def _supervised(tasks: list[Any], config: Any, supervisor: str) -> dict[str, Any
 
 def _check_supervisor(spec: str) -> None:
     """The supervisor can start (spec, script, key) before any task runs."""
-    from ..policy.supervisor import SupervisorSpec
+    from ..policy import SupervisorSpec
     from ..providers import ProviderError
-    from ..supervisor.model import make_supervisor
+    from ..supervisor import make_supervisor
 
     try:
         make_supervisor(SupervisorSpec(spec))

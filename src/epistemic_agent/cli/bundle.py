@@ -8,9 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-from ..core.errors import UsageError
-from ..core.safetext import visible
-from ..reports.bundle.check import verify_bundle
+from ..core import UsageError, visible
+from ..reports import verify_bundle
 from .choice import reading
 from .options import session_choice, session_option
 
@@ -75,10 +74,8 @@ def define_export(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
-    from ..checks.lint import lint
-    from ..journal.notice import announce
-    from ..journal.record_check import check_record
-    from ..journal.sessions import ReadError, load
+    from ..checks import lint_session as lint
+    from ..journal import ReadError, announce, check_record, load
     from .verify import options_of
 
     options = options_of(args)
@@ -127,7 +124,7 @@ def _session_journal(args: argparse.Namespace) -> Path:
     chosen = reading(args.path, session_choice(args))
     if chosen is None:
         return Path(args.path)
-    from ..journal.sessions import ReadError, journal_of
+    from ..journal import ReadError, journal_of
 
     try:
         return journal_of(Path(args.path), chosen)
@@ -136,10 +133,8 @@ def _session_journal(args: argparse.Namespace) -> Path:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from ..journal.notice import announce, exit_status, verdict_of
-    from ..journal.reading import read_numbered
-    from ..journal.sessions import journal_of
-    from ..reports.bundle.export import export
+    from ..journal import announce, exit_status, journal_of, read_numbered, verdict_of
+    from ..reports import export
 
     output = Path(args.output)
     journal = _session_journal(args)

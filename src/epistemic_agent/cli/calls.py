@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import SupervisorUnavailable, UsageError
+from ..core import SupervisorUnavailable, UsageError
 from .exits import EXIT_REJECTED, EXIT_TIMEOUT, silence
 from .options import (
     chosen_policy,
@@ -66,7 +66,7 @@ def define_tool(p: argparse.ArgumentParser) -> None:
 
 
 def _open_session(args: argparse.Namespace) -> Any:
-    from ..session.session import Session, Settings
+    from ..session import Session, Settings
 
     directory = Path(args.directory)
     if not directory.is_dir():
@@ -84,7 +84,7 @@ def _open_session(args: argparse.Namespace) -> Any:
         settings = Settings(
             timeout=timeout, approval_timeout=waits, session=chosen, supervisor=supervisor
         )
-    from ..core.layout import moved_note
+    from ..core import moved_note
 
     moved = moved_note(directory)  # the workspace has a RATIONALE.md of its own
     ticket = ticket_of(args)
@@ -105,7 +105,7 @@ def _open_session(args: argparse.Namespace) -> Any:
 def warn_opening(session: Any) -> None:
     """What opening the session found for its user: confinement that does not hold, a policy
     found that is not in force."""
-    from ..execute.sandbox.confinement import warning
+    from ..execute import warning
 
     note = warning(session.confinement)
     if note is not None:
@@ -126,14 +126,14 @@ def _cmd_exec(args: argparse.Namespace) -> int:
 
 
 def _cmd_tool(args: argparse.Namespace) -> int:
-    from ..core.tools import TOOL_NAMES
+    from ..core import TOOL_NAMES
 
     if args.name not in TOOL_NAMES:  # the gate says so, whatever --args holds
         return _run_call(args, args.name, {})
     try:
         payload = json.loads(args.args)
     except (ValueError, RecursionError) as error:
-        from ..gate.check import Rejected
+        from ..gate import Rejected
 
         rejected = Rejected(
             "args-not-object", f"--args is not valid JSON ({error}).", args.name, given=args.args
@@ -197,12 +197,12 @@ def _print_result(args: argparse.Namespace, result: Any, streamed: bool, positio
 def _print_text(result: Any, streamed: bool) -> None:
     review = result.review
     if review is not None and review.get("verdict") != "ok":
-        from ..core.safetext import one_line
+        from ..core import one_line
 
         said = review.get("verdict") or f"failed to review ({review.get('failure')})"
         print(f"epistemic: supervisor {said}: {one_line(str(review['note']))}", file=sys.stderr)
     if result.status in ("rejected", "denied"):
-        from ..core.safetext import visible
+        from ..core import visible
 
         print(visible(result.for_model()), file=sys.stderr)  # agent text: no escape codes
     elif not streamed:

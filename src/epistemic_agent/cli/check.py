@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..benchmark.config import BenchConfig
-    from ..benchmark.tasks import Task
+    from ..benchmark import BenchConfig, Task
 
 
 def check(tasks: list[Task], config: BenchConfig, as_json: bool) -> int:
     """Play them all; exit 0 when every session came out as labelled, 1 otherwise, 3 when the
     judging environment failed."""
-    from ..benchmark.check import CHECK_NAME, check_oracles, plays
+    from ..benchmark import CHECK_NAME, check_oracles, plays
     from .progress import TaskProgress
 
     total = sum(len(plays(task)) for task in tasks)

@@ -13,14 +13,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..core.errors import UsageError
+from ..core import UsageError
 
 
 def reading(target: str | Path, session: str | None, strict: bool = False) -> str | None:
     """The `--session` a reader goes on with: `session` as given; else, when `target` is a
     workspace of several sessions, the newest one's id, said on stderr. With `strict` (diff,
     seal), that choice is refused instead (UsageError, exit 2), naming every candidate."""
-    from ..journal.catalog import by_default
+    from ..journal import by_default
 
     entries = by_default(Path(target), session)
     if not entries:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.structs import struct
+from ..core import struct
 from .config_merge import Want
 
 if TYPE_CHECKING:

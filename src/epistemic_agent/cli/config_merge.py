@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ..core.errors import EpistemicError
-from ..core.structs import field, struct
+from ..core import EpistemicError, field, struct
 
 if TYPE_CHECKING:
     from typing import Any

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
+from ..core import UsageError
 from .options import command_option, command_text, command_words, workspace_option
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def define_doctor(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_classify(args: argparse.Namespace) -> int:
-    from ..effects.classify import classify
+    from ..effects import classify_command as classify
 
     if args.batch:
         return _classify_batch(classify)
@@ -91,13 +91,9 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from ..execute.observe.registry import best_observer
-    from ..execute.sandbox.confinement import probe
-    from ..execute.sandbox.layouts import layouts
-    from ..execute.sandbox.platform import detect
-    from ..execute.trials import prove, verdicts
-    from ..policy.rules import PolicyError
-    from ..session.in_force import workspace_policy
+    from ..execute import best_observer, detect, layouts, probe, prove, verdicts
+    from ..policy import PolicyError
+    from ..session import workspace_policy
 
     workspace = Path(args.directory).resolve()
     if not workspace.is_dir():
@@ -162,7 +158,7 @@ def _doctor_json(
     observer: Any,
     workspace: Any,
 ) -> dict[str, Any]:
-    from ..core.vocabulary import GUARANTEES
+    from ..core import GUARANTEES
 
     guarantees = {
         key: {
@@ -196,7 +192,7 @@ def _layout_lines(exposed: list[Any]) -> str:
 
 
 def _confinement_lines(confinement: Any, not_held: dict[str, str]) -> list[str]:
-    from ..core.vocabulary import GUARANTEES
+    from ..core import GUARANTEES
 
     platform = confinement.platform
     landlock = (

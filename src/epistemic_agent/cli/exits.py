@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..core.errors import EXIT_PROVIDER, EXIT_RECORD, EXIT_USAGE
+from ..core import EXIT_PROVIDER, EXIT_RECORD, EXIT_USAGE
 
 __all__ = [
     "EXIT_PIPE",

@@ -14,10 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
-from ..core.identity import GitTimeout, run_git
-from ..core.saferead import read_regular
-from ..session.git_step import CHANGES_ENV, HOOK, MARK, parse_trailers
+from ..core import GitTimeout, UsageError, read_regular, run_git
+from ..session import CHANGES_ENV, HOOK, MARK, parse_trailers
 from .options import workspace_option
 
 if TYPE_CHECKING:
@@ -108,8 +106,8 @@ def trailers_for(directory: Path) -> dict[str, str] | None:
     staged = [p for p in git(directory, "diff", "--cached", "--name-only", "-z").split("\0") if p]
     named = named_calls(directory)
     left = os.environ.get(CHANGES_ENV)
-    from ..journal.sessions import ReadError, journal_of, load
-    from ..reports.trace.model import build
+    from ..journal import ReadError, journal_of, load
+    from ..reports import build
 
     try:
         loaded = load(journal_of(directory), verify=False)
@@ -176,7 +174,7 @@ def calls_of(parsed: dict[str, str]) -> list[int]:
 
 def journal_head(journal: Path) -> str:
     """The hash of the journal's last complete line (what head.json and verify print)."""
-    from ..journal.log import GENESIS, line_hash
+    from ..journal import GENESIS, line_hash
 
     head = GENESIS
     with journal.open("rb") as handle:
@@ -187,7 +185,7 @@ def journal_head(journal: Path) -> str:
 
 
 def line_of_head(journal: Path, head: str) -> int | None:
-    from ..journal.log import line_hash
+    from ..journal import line_hash
 
     with journal.open("rb") as handle:
         for number, line in enumerate(handle, 1):

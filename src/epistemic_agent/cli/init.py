@@ -6,8 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
-from ..core.safetext import one_line
+from ..core import UsageError, one_line
 
 if TYPE_CHECKING:
     import argparse
@@ -64,7 +63,7 @@ def epistemic_command() -> list[str]:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    from ..session.in_force import workspace_policy
+    from ..session import workspace_policy
     from .client_setup import plan
 
     directory = Path(args.directory)
@@ -72,7 +71,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
         raise UsageError(f"workspace {directory} is not a directory")
     workspace = directory.resolve()
     policy = workspace_policy(workspace)  # a bad epistemic.toml stops here (exit 2)
-    from ..approvals.asking import DEFAULT_APPROVAL_TIMEOUT
+    from ..approvals import DEFAULT_APPROVAL_TIMEOUT
 
     waits = policy.approval_timeout or DEFAULT_APPROVAL_TIMEOUT
     setup = plan(args.client, workspace, epistemic_command(), waits)
@@ -128,7 +127,7 @@ def _merge(workspace: Path, item: FilePlan, force: bool) -> Merged:
 
 
 def _write(path: Path, text: str) -> None:
-    from ..core.fsutil import atomic_write
+    from ..core import atomic_write
 
     target = path.resolve() if path.is_symlink() else path
     mode = target.stat().st_mode & 0o7777 if target.exists() else None

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..journal.schema_docs import DEFAULT, render
+from ..journal import DEFAULT, render
 
 COMMAND = "python -m epistemic_agent.cli.journal_docs"
 

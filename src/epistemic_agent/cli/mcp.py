@@ -46,9 +46,9 @@ def define_mcp(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_mcp(args: Any) -> int:
-    from ..core.errors import UsageError
-    from ..execute.sandbox.platform import detect
-    from ..mcp.serving import serve
+    from ..core import UsageError
+    from ..execute import detect
+    from ..mcp import serve
 
     directory = Path(args.directory).resolve()
     if not directory.is_dir():
@@ -66,15 +66,12 @@ def _gatekeeper(args: Any, directory: Path) -> Any:
     """The policy, loaded and checked, and the gatekeeper that applies it: in a thread, while
     the front answers the client's handshake (mcp/serving.py). Whatever stops the server
     here stops it with the same error as it always did, before any call runs."""
-    from ..core.errors import SupervisorUnavailable, UsageError
-    from ..execute.sandbox.confinement import probe, unmet, warning
-    from ..execute.sandbox.platform import detect
-    from ..journal.catalog import for_writing
-    from ..mcp.server import Gatekeeper
-    from ..policy.rules import PolicyError
-    from ..session.in_force import workspace_policy
-    from ..session.provenance import refusal
-    from ..session.session import supervisor_for
+    from ..core import SupervisorUnavailable, UsageError
+    from ..execute import detect, probe, unmet, warning
+    from ..journal import for_writing
+    from ..mcp import Gatekeeper
+    from ..policy import PolicyError
+    from ..session import refusal, supervisor_for, workspace_policy
     from .options import chosen_policy, session_choice, supervisor_error, ticket_of
 
     named = chosen_policy(args)

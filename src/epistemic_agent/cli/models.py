@@ -6,12 +6,12 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
+from ..core import UsageError
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..providers.base import Provider
+    from ..providers import Provider
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 SUMMARIES = ("auto", "concise", "detailed", "none")
@@ -87,9 +87,15 @@ def thinking_option(value: str | None, kind: str) -> int | str | None:
 def provider_from_args(args: argparse.Namespace, spec: str) -> tuple[Any, Any]:
     """The provider for `spec` with the options the flags and models.toml give; and the
     model's entry (None for a scripted model)."""
-    from ..providers import make_provider, split_spec
-    from ..providers.base import ModelOptions
-    from ..providers.models import ModelConfigError, config_path, load_config, lookup
+    from ..providers import (
+        ModelConfigError,
+        ModelOptions,
+        config_path,
+        load_config,
+        lookup,
+        make_provider,
+        split_spec,
+    )
 
     for name in ("max_output_tokens", "context_window"):
         value = getattr(args, name)
@@ -128,8 +134,7 @@ def provider_from_args(args: argparse.Namespace, spec: str) -> tuple[Any, Any]:
 
 def check_window(args: argparse.Namespace, provider: Provider, min_reason: int) -> None:
     """Refuse, before anything is journaled, a window too small for the fixed prompt."""
-    from ..agent.compaction import Compactor, ContextTooSmall
-    from ..agent.loop import fixed_prompt_chars
+    from ..agent import Compactor, ContextTooSmall, fixed_prompt_chars
 
     options = provider.options
     info = options.info if options is not None else None
@@ -157,8 +162,15 @@ def define_models(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from ..providers import ModelSpecError, split_spec
-    from ..providers.models import ModelConfigError, config_path, load_config, lookup, table
+    from ..providers import (
+        ModelConfigError,
+        ModelSpecError,
+        config_path,
+        load_config,
+        lookup,
+        split_spec,
+        table,
+    )
 
     try:
         config = load_config(config_path(args.models))
@@ -189,7 +201,7 @@ def _row(info: Any) -> dict[str, Any]:
 
 
 def _print_table(rows: list[dict[str, Any]]) -> None:
-    from ..core.safetext import one_line
+    from ..core import one_line
 
     print(
         f"{'model':<28} {'input':>7} {'output':>7} {'c.write':>7} {'c.read':>7} "

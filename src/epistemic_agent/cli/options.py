@@ -8,12 +8,11 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
-from ..policy.file import load_policy
-from ..policy.rules import preset
+from ..core import UsageError
+from ..policy import load_policy, preset
 
 if TYPE_CHECKING:
-    from ..policy.rules import Policy
+    from ..policy import Policy
 
 COMMAND_HELP = "one argument is a shell command line; several are quoted as argv"
 

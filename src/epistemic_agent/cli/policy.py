@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
+from ..core import UsageError
 from .options import command_option, command_text, command_words, workspace_option
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..policy.rules import Policy
+    from ..policy import Policy
 
 EXIT_FAULTS = 1
 EXIT_NO_POLICY = 2
@@ -93,8 +93,8 @@ def define_policy(group: argparse.ArgumentParser) -> None:
 
 
 def _policy_path(file: str | None, directory: str) -> Path | None:
-    from ..core.layout import POLICY_NAME
-    from ..policy.rules import find_policy
+    from ..core import POLICY_NAME
+    from ..policy import find_policy
 
     if file is not None:
         path = Path(file)
@@ -114,8 +114,7 @@ def _policy_path(file: str | None, directory: str) -> Path | None:
 
 
 def _load(path: Path, as_json: bool) -> Policy | None:
-    from ..policy.file import load_policy
-    from ..policy.rules import PolicyError
+    from ..policy import PolicyError, load_policy
 
     try:
         return load_policy(path)
@@ -169,7 +168,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _unsigned(policy: Any) -> str | None:
     """The fault of a policy that asks humans but names nobody who may approve."""
-    from ..policy.rules import PolicyError
+    from ..policy import PolicyError
 
     try:
         policy.check_signers()
@@ -179,7 +178,7 @@ def _unsigned(policy: Any) -> str | None:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from ..policy.rules import PolicyError, complete_facts, preset
+    from ..policy import PolicyError, complete_facts, preset
 
     if args.preset is not None:
         try:
@@ -211,8 +210,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def _call_facts(args: argparse.Namespace) -> dict[str, Any]:
     """The given facts of the call; complete_facts derives the rest as a session would."""
-    from ..core.tools import TOOL_NAMES
-    from ..core.vocabulary import ACT_NAMES, FILE_TOOL_ACTS, normalise_act
+    from ..core import ACT_NAMES, FILE_TOOL_ACTS, TOOL_NAMES, normalise_act
 
     words = command_words(args.words)
     if args.tool not in TOOL_NAMES:
@@ -250,7 +248,8 @@ def _counts(given: list[str], acts: tuple[str, ...]) -> dict[str, int]:
 
 
 def _cmd_trust(args: argparse.Namespace) -> int:
-    from ..policy.trust import TrustError, trust, trust_folder
+    from ..policy import TrustError, trust_folder
+    from ..policy import trust_file as trust
 
     path = _policy_path(args.file, args.directory)
     if path is None:

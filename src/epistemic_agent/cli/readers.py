@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..core.errors import UsageError
+from ..core import UsageError
 from .choice import reading
 from .options import session_choice, session_option
 
@@ -49,7 +49,7 @@ def define_rules(p: argparse.ArgumentParser) -> None:
 
 
 def _journal_path(target: str, session: str | None = None) -> Path:
-    from ..journal.catalog import find_layout
+    from ..journal import find_layout
 
     path = Path(target)
     journal = path if path.is_file() else find_layout(path, session).journal
@@ -59,9 +59,7 @@ def _journal_path(target: str, session: str | None = None) -> Path:
 
 
 def _cmd_log(args: argparse.Namespace) -> int:
-    from ..journal.notice import announce, check_journal
-    from ..journal.reading import read_numbered
-    from ..journal.records import merge_calls
+    from ..journal import announce, check_journal, merge_calls, read_numbered
 
     journal = _journal_path(args.dir, reading(args.dir, session_choice(args)))
     numbered, notes = read_numbered(journal)
@@ -76,8 +74,8 @@ def _cmd_log(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([v.to_json() for v in views], ensure_ascii=False, indent=1))
         return 0
-    from ..journal.view import tally_of
-    from ..reports.tables import calls_table
+    from ..journal import tally_of
+    from ..reports import calls_table
 
     calls_table(views)
     print(tally_of(records).sentence())  # what the table's rows came to, counted as everywhere
@@ -85,14 +83,13 @@ def _cmd_log(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from ..journal.catalog import find_layout
-    from ..journal.notice import announce, check_journal, exit_status, notice
-    from ..journal.reading import read_numbered
-    from ..reports.rationale.report import rebuild
+    from ..journal import announce, check_journal, exit_status, find_layout, read_numbered
+    from ..journal import chain_notice as notice
+    from ..reports import rebuild
 
     journal = _journal_path(args.dir, reading(args.dir, session_choice(args)))
     layout = find_layout(journal)
-    from ..core.layout import moved_note
+    from ..core import moved_note
 
     moved = moved_note(layout.workspace)
     if moved is not None:
@@ -106,7 +103,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_types(args: argparse.Namespace) -> int:
-    from ..core.vocabulary import ACTS, FILE_TOOL_ACTS
+    from ..core import ACTS, FILE_TOOL_ACTS
 
     if args.json:
         print(
@@ -130,7 +127,7 @@ def _cmd_types(args: argparse.Namespace) -> int:
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
-    from ..gate.check import RULES
+    from ..gate import RULES
 
     if args.json:
         print(json.dumps(RULES, indent=1))

@@ -17,16 +17,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import SupervisorUnavailable
-from ..core.safetext import visible
+from ..core import SupervisorUnavailable, visible
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from ..agent.live.view import LiveEvents
-    from ..agent.loop import Agent, Stop
-    from ..session.session import Session
+    from ..agent import Agent, LiveEvents, Stop
+    from ..session import Session
 
 PROMPT = "epistemic> "
 COMMANDS = {
@@ -185,7 +183,7 @@ class Repl:
         return ("-C", str(self.session.workspace), "--session", self.session.session_id)
 
     def _new(self, rest: str) -> None:
-        from ..policy.rules import PolicyError
+        from ..policy import PolicyError
         from .repl_session import fresh
 
         ended = self.session.session_id

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.structs import replace
+from ..core import replace
 
 if TYPE_CHECKING:
-    from ..agent.loop import Agent
-    from ..session.session import Session
+    from ..agent import Agent
+    from ..session import Session
 
 
 def fresh(session: Session, agent: Agent) -> tuple[Session, Agent]:
@@ -23,9 +23,8 @@ def fresh(session: Session, agent: Agent) -> tuple[Session, Agent]:
     no longer continues it) and closed. When the new one cannot open (a policy that no longer
     loads: PolicyError, OSError; a supervisor it names that cannot start: SupervisorUnavailable),
     the exception reaches the caller and `session` goes on."""
-    from ..agent.loop import Agent
-    from ..session.in_force import workspace_policy
-    from ..session.session import Session
+    from ..agent import Agent
+    from ..session import Session, workspace_policy
 
     # the workspace's epistemic.toml is read again, as a new `epistemic repl` would read it
     policy = workspace_policy(session.workspace) if session.policy_implicit else session.policy

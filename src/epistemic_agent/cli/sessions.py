@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..core.errors import UsageError
+from ..core import UsageError
 from .choice import reading
 from .options import session_choice, session_option, workspace_option
 
@@ -54,8 +54,8 @@ def _workspace(args: argparse.Namespace) -> Path:
 
 
 def _cmd_sessions(args: argparse.Namespace) -> int:
-    from ..journal.catalog import listing
-    from ..reports.show import _plain
+    from ..journal import listing
+    from ..reports import _plain
 
     entries = listing(_workspace(args))
     rows = [entry.to_json() for entry in entries]
@@ -78,8 +78,8 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from ..journal.sessions import ReadError, load
-    from ..reports.show import gather, lines, output_only
+    from ..journal import ReadError, load
+    from ..reports import gather, lines, output_only
 
     try:
         seq = int(args.seq)

@@ -9,15 +9,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
-from ..core.safetext import visible
+from ..core import UsageError, visible
 from .choice import reading
 from .options import session_choice, session_option
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..journal.sessions import Loaded
+    from ..journal import Loaded
 
 LABEL = 11  # width of the labels of the one-session block
 
@@ -71,8 +70,8 @@ def define_diff(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
-    from ..journal.sessions import ReadError, find_journals
-    from ..reports.stats import labels, table, totals
+    from ..journal import ReadError, find_journals
+    from ..reports import labels, table, totals
 
     try:
         journals = find_journals([Path(path) for path in args.paths], session_choice(args))
@@ -95,7 +94,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
 
 def _read_all(journals: list[Path]) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Each journal's row; the ones that cannot be read are skipped (exit 2 if all are)."""
-    from ..reports.stats import session_stats
+    from ..reports import session_stats
 
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
@@ -112,8 +111,7 @@ def _read_all(journals: list[Path]) -> tuple[list[dict[str, Any]], list[dict[str
 
 def _load(target: Path, session: str | None = None) -> Loaded:
     """One session, its chain verified: a journal that does not verify is announced first."""
-    from ..journal.notice import announce
-    from ..journal.sessions import ReadError, load
+    from ..journal import ReadError, announce, load
 
     try:
         loaded = load(target, session=session)
@@ -135,7 +133,7 @@ def _print(lines: list[str]) -> None:
 
 def _block(row: dict[str, Any]) -> list[str]:
     """One session, readably."""
-    from ..reports.stats import duration as _duration
+    from ..reports import duration as _duration
 
     lines = [
         _line("session", f"{row['name']} · {row['session'] or 'no session id'}"),
@@ -152,7 +150,7 @@ def _block(row: dict[str, Any]) -> list[str]:
     lines.append(_line("reverts", _revert_text(row)))  # the reverts that ran
     lines.append(_line("approvals", _approvals(row)))
     lines.append(_line("hypotheses", f"{row['hypotheses']} tested (test-hypothesis calls)"))
-    from ..reports.stats import belief_text, supervisor_text
+    from ..reports import belief_text, supervisor_text
 
     lines.append(_line("beliefs", belief_text(row["beliefs"])))
     lines.append(_line("supervisor", supervisor_text(row["supervisor"])))
@@ -233,14 +231,14 @@ def _model(row: dict[str, Any]) -> str:
     text = f"{row['model_calls']} call(s), {row['model_errors']} error(s), "
     if not row["tokens_reported"]:
         return text + "tokens not reported"
-    from ..core.tokens_text import tokens_line
+    from ..core import tokens_line
 
     return text + tokens_line(row["spend"])
 
 
 def _spend(spend: dict[str, Any]) -> list[str]:
     """Cost, tokens by act type, and the reasons' share, when tokens were reported."""
-    from ..journal.spend import dollars
+    from ..journal import dollars
 
     if not spend["tokens_reported"]:
         return []
@@ -303,7 +301,8 @@ def _diff_sessions(given: list[str]) -> tuple[str | None, str | None]:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from ..reports.diff import compare, render, tasks_differ
+    from ..reports import compare, tasks_differ
+    from ..reports import render_diff as render
 
     chosen = _diff_sessions(args.session or [])
     first = _load(Path(args.a), reading(args.a, chosen[0], strict=True))

@@ -11,18 +11,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import UsageError
-from ..core.safetext import visible
-from ..journal.sessions import Loaded, ReadError, find_journals, journal_of, load
-from ..reports.trace.model import TraceError, build
-from ..reports.trace.view import change_json, undid
-from ..session.git_step import parse_trailers
+from ..core import UsageError, visible
+from ..journal import Loaded, ReadError, find_journals, journal_of, load
+from ..reports import TraceError, build, change_json, undid
+from ..session import parse_trailers
 from .choice import reading
 from .git_hook import calls_of, git, line_of_head
 from .options import workspace_option
 
 if TYPE_CHECKING:
-    from ..reports.trace.model import Trace
+    from ..reports import Trace
 
 LINE = re.compile(r"^(?P<path>.+):(?P<line>[0-9]+)$")
 
@@ -103,7 +101,7 @@ def relative(path: str, directory: Path) -> str:
 
 
 def _show_sessions(traces: list[Trace], path: str | None, as_json: bool) -> int:
-    from ..reports.trace.view import render_session, session_json
+    from ..reports import render_session, session_json
 
     results = []
     for trace in traces:
@@ -125,7 +123,7 @@ def _show_sessions(traces: list[Trace], path: str | None, as_json: bool) -> int:
 
 
 def _show_line(traces: list[Trace], path: str, line: int, as_json: bool) -> int:
-    from ..reports.trace.view import line_json, render_line
+    from ..reports import line_json, render_line
 
     if len(traces) != 1:
         raise UsageError("PATH:LINE needs one session: name it with --session ID")
@@ -138,8 +136,9 @@ def _show_line(traces: list[Trace], path: str, line: int, as_json: bool) -> int:
 
 
 def _matrix(traces: list[Trace], output: str | None) -> int:
-    from ..core.fsutil import atomic_write
-    from ..reports.trace.matrix import FORMATS, render, rows
+    from ..core import atomic_write
+    from ..reports import FORMATS, rows
+    from ..reports import render_matrix as render
 
     if not output:
         raise UsageError("--matrix needs -o FILE (.md, .csv or .html)")

@@ -10,14 +10,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
-from ..core.safetext import visible
+from ..core import UsageError, visible
 from .choice import reading
 from .options import session_choice, session_option
 
 if TYPE_CHECKING:
-    from ..journal.record_check import Options
-    from ..journal.verify import Verification
+    from ..journal import Options, Verification
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
 SHOWN = 50  # problems printed in text (--json lists them all)
@@ -92,7 +90,7 @@ def define_seal(p: argparse.ArgumentParser) -> None:
 
 def options_of(args: argparse.Namespace) -> Options:
     """--expect-head, --allowed-signers and --identity, checked (UsageError when malformed)."""
-    from ..journal.record_check import Options
+    from ..journal import Options
 
     head = getattr(args, "expect_head", None)
     if head is not None:
@@ -111,7 +109,8 @@ def options_of(args: argparse.Namespace) -> Options:
     if identity is not None and not identity.strip():
         raise UsageError("--identity is empty")
     if allowed is not None:
-        from ..journal.seal import SealError, keygen
+        from ..core import SealError
+        from ..core import ssh_keygen as keygen
 
         if not Path(allowed).is_file():
             raise UsageError(f"--allowed-signers {allowed}: no such file")
@@ -138,10 +137,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         return _cmd_salvage(args)
     options = options_of(args)
     if is_bundle:  # an audit bundle (export)
-        from ..reports.bundle.check import verify_bundle
+        from ..reports import verify_bundle
 
         return verify_bundle(Path(args.dir), args.json, options)
-    from ..journal.record_check import check_record
+    from ..journal import check_record
 
     journal = journal_path(args.dir, reading(args.dir, session_choice(args)))
     anchor = journal.parent / "head.json" if journal.name == "journal.jsonl" else None
@@ -157,7 +156,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def journal_path(target: str, session: str | None = None) -> Path:
     """The journal DIR names: a journal file itself, else the workspace's newest session's,
     or the one `session` names (an id or a unique prefix)."""
-    from ..journal.catalog import find_layout
+    from ..journal import find_layout
 
     if session == "new":
         raise UsageError("--session new: a new session has no record yet; give an id")
@@ -197,7 +196,7 @@ def verdict_lines(result: Verification, target: str, session: str | None = None)
 def _a_workspace_journal(target: str) -> bool:
     """Whether `target` names a workspace's own journal (what --salvage works on), not a copy
     of a journal kept somewhere else."""
-    from ..journal.catalog import find_layout
+    from ..journal import find_layout
 
     path = Path(target)
     journal = path if path.is_file() else find_layout(path).journal
@@ -205,8 +204,8 @@ def _a_workspace_journal(target: str) -> bool:
 
 
 def _cmd_salvage(args: argparse.Namespace) -> int:
-    from ..journal.catalog import find_layout
-    from ..session.salvage import salvage
+    from ..journal import find_layout
+    from ..session import salvage_record as salvage
 
     journal = journal_path(args.dir, session_choice(args))
     layout = find_layout(journal)
@@ -249,8 +248,9 @@ def _cmd_salvage(args: argparse.Namespace) -> int:
 
 
 def _cmd_seal(args: argparse.Namespace) -> int:
-    from ..journal.seal import SealError
-    from ..journal.sealing import NotSealed, seal
+    from ..core import SealError
+    from ..journal import NotSealed
+    from ..journal import seal_record as seal
 
     journal = journal_path(args.dir, reading(args.dir, session_choice(args), strict=True))
     try:

@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
+from ..core import UsageError
 from .choice import reading
 from .options import session_choice, session_option
 
 if TYPE_CHECKING:
-    from ..journal.sessions import Loaded
+    from ..journal import Loaded
 
 PATH_HELP = "a journal file, a workspace, or its .epistemic folder (default: .)"
 PLOT_SUFFIXES = (".png", ".svg")
@@ -61,8 +61,7 @@ def define_html(p: argparse.ArgumentParser) -> None:
 def load_session(path: str, session: str | None = None) -> Loaded:
     """The session at a path (of a workspace: the newest, or the one `session` names),
     verified; ReadError becomes a usage error (exit 2)."""
-    from ..journal.notice import announce
-    from ..journal.sessions import ReadError, load
+    from ..journal import ReadError, announce, load
 
     try:
         loaded = load(Path(path), session=reading(path, session))
@@ -97,7 +96,7 @@ def output_path(given: str | None, default: Path, suffixes: tuple[str, ...]) -> 
 def report_notes(session: Loaded) -> None:
     """What the reader found odd, and the chain's verdict when it is not intact, on stderr
     (after the output; the verdict was also announced first: load_session)."""
-    from ..reports.html.page import reader_notes
+    from ..reports import reader_notes
 
     for note in reader_notes(session):
         print(f"epistemic: note: {note}", file=sys.stderr)
@@ -107,7 +106,7 @@ def report_notes(session: Loaded) -> None:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from ..reports.plot import plot_session
+    from ..reports import plot_session
 
     session = load_session(args.path, session_choice(args))
     out = output_path(args.output, default_output(session, "-timeline.png"), PLOT_SUFFIXES)
@@ -119,8 +118,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
-    from ..core.fsutil import atomic_write
-    from ..reports.html.page import render_html
+    from ..core import atomic_write
+    from ..reports import render_html
 
     session = load_session(args.path, session_choice(args))
     out = output_path(args.output, default_output(session, "-report.html"), HTML_SUFFIXES)
@@ -135,8 +134,7 @@ def _cmd_html(args: argparse.Namespace) -> int:
 def written(out: Path, session: Loaded, took: float) -> str:
     """What was written, and when: the session's span (its start, and the time from its first
     record to its last) kept apart from when and how fast this file was rendered."""
-    from ..core.clock import now
-    from ..core.safetext import one_line
+    from ..core import now, one_line
 
     started = session.header.get("started")
     span = [f"started {one_line(str(started))}"] if isinstance(started, str) else []

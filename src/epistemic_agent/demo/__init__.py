@@ -8,13 +8,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..agent.events import JsonEvents
-from ..agent.live.view import LiveEvents
-from ..agent.loop import Agent
-from ..policy.supervisor import SupervisorSpec
-from ..providers.replay import ReplayProvider
-from ..session.session import Session
-from ..supervisor.model import make_supervisor
+from ..agent import Agent, JsonEvents, LiveEvents
+from ..policy import SupervisorSpec
+from ..providers import ReplayProvider
+from ..session import Session
+from ..supervisor import make_supervisor
 
 HERE = Path(__file__).parent
 TASK = HERE / "task"

@@ -13,8 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.fsutil import atomic_write
-from ..core.version import __version__
+from ..core import __version__, atomic_write
 from .model import REVISION, Effect
 from .tables import classifier
 

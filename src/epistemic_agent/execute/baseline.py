@@ -28,9 +28,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.fsutil import atomic_write
-from ..core.layout import RECORD_DIR, REPORT_NAME
-from ..core.safepath import open_beneath, where
+from ..core import RECORD_DIR, REPORT_NAME, atomic_write, open_beneath, where
 from .baseline_pack import Pack
 
 if TYPE_CHECKING:

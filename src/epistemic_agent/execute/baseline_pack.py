@@ -12,7 +12,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..core.saferead import read_regular
+from ..core import read_regular
 
 PACK = "pack"
 

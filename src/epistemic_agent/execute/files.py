@@ -8,11 +8,8 @@ import errno
 import os
 from pathlib import Path
 
-from ..core.layout import is_guarded, is_protected
-from ..core.safepath import open_beneath, where
-from ..core.saferead import read_open, read_regular
-from ..core.structs import struct
-from ..gate.check import Call, Rejected
+from ..core import is_guarded, is_protected, open_beneath, read_open, read_regular, struct, where
+from ..gate import Call, Rejected
 
 MOST_BYTES = 64 << 20  # a file the file tools read, edit or replace: larger ones are refused
 

@@ -25,7 +25,7 @@ import signal
 import time
 from typing import TYPE_CHECKING
 
-from ..core.programs import system_program
+from ..core import system_program
 
 PR_SET_CHILD_SUBREAPER = 36
 WARDEN_SECONDS = 2.0  # a warden waited for alone, before the call's sweep takes over

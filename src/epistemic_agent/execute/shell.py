@@ -15,13 +15,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.fsutil import make_unique
-from ..core.structs import struct
+from ..core import make_unique, struct
 from .reaper import Warden
 from .sandbox.confinement import Launch, in_confined_thread
 
 if TYPE_CHECKING:
-    from ..core.cancel import Cancel
+    from ..core import Cancel
     from .reaper import Reaper
     from .sandbox.tripwire import Attempts
 

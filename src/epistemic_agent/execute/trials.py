@@ -18,8 +18,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..core.structs import struct
-from ..core.vocabulary import GUARANTEES
+from ..core import GUARANTEES, struct
 from .sandbox.confinement import Confinement
 from .sandbox.platform import Platform
 from .shell import bounded_text, run_shell

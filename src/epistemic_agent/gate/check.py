@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.layout import POLICY_NAME
-from ..core.suggest import did_you_mean
-from ..core.tools import TOOL_NAMES, TOOLS_BY_NAME
-from ..core.vocabulary import ACT_NAMES, ACTS_BY_NAME, FILE_TOOL_ACTS, act_list_text, normalise_act
+from ..core import (
+    ACT_NAMES,
+    ACTS_BY_NAME,
+    FILE_TOOL_ACTS,
+    POLICY_NAME,
+    TOOL_NAMES,
+    TOOLS_BY_NAME,
+    act_list_text,
+    did_you_mean,
+    normalise_act,
+)
 from .commands import answers_approval, check_effects
 from .config import MIN_REASON, GateConfig
 from .paths import resolve_path

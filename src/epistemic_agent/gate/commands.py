@@ -11,13 +11,12 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
-from ..core.layout import POLICY_NAME, is_guarded
-from ..core.vocabulary import ACTS_BY_NAME
-from ..effects.tables import classifier
+from ..core import ACTS_BY_NAME, POLICY_NAME, is_guarded
+from ..effects import classifier
 from .config import GateConfig
 
 if TYPE_CHECKING:
-    from ..effects.model import Effect
+    from ..effects import Effect
 
 _TMPDIR = re.compile(r"\$\{TMPDIR(?::-[^}]*)?\}|\$TMPDIR\b")
 

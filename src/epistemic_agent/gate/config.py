@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.structs import struct
+from ..core import struct
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..effects.model import Effect
+    from ..effects import Effect
 
 MIN_REASON = 20
 

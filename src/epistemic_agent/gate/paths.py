@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import posixpath
 
-from ..core.layout import is_protected
+from ..core import is_protected
 from .verdicts import Rejected
 
 

@@ -13,8 +13,16 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from ..core import sshsig
-from ..core.structs import struct
+from ..core import (
+    SSH_SIGNATURE_START,
+    SealError,
+    ssh_choose_key,
+    ssh_principals,
+    ssh_sign,
+    ssh_signed_by,
+    ssh_verify,
+    struct,
+)
 from .statement import NAMESPACE, Statement
 
 MAX_SIGNATURE = 16 << 10
@@ -35,10 +43,10 @@ def sign(statement: Statement, key: str | None) -> tuple[str, str]:
     armored signature and how the key was found. SealError when it cannot."""
     with tempfile.TemporaryDirectory(prefix="epistemic-approval-") as scratch:
         folder = Path(scratch)
-        chosen, label = sshsig.choose_key(key, folder)
+        chosen, label = ssh_choose_key(key, folder)
         message = folder / "statement.txt"
         message.write_text(statement.text(), encoding="ascii")
-        signature = sshsig.sign(message, chosen, NAMESPACE)
+        signature = ssh_sign(message, chosen, NAMESPACE)
         return signature.read_text(encoding="ascii"), label
 
 
@@ -47,13 +55,13 @@ def check(statement: str, signature: object, allowed: Path, claimed: str | None)
     file trusts (and, when the answerer named themselves, by that principal)."""
     if not isinstance(signature, str) or len(signature) > MAX_SIGNATURE:
         return Signed("no signature, or one too long")
-    if not signature.encode("ascii", "replace").startswith(sshsig.SIGNATURE_START):
+    if not signature.encode("ascii", "replace").startswith(SSH_SIGNATURE_START):
         return Signed("the signature is not an SSH signature")
     if not allowed.is_file():
         return Signed(f"the allowed signers file {allowed} is missing")
     try:
         return _check(statement, signature, allowed, claimed)
-    except sshsig.SealError as error:
+    except SealError as error:
         return Signed(str(error))
 
 
@@ -62,16 +70,16 @@ def _check(statement: str, signature: str, allowed: Path, claimed: str | None) -
         message, sig = Path(scratch) / "statement.txt", Path(scratch) / "statement.txt.sig"
         message.write_text(statement, encoding="utf-8")
         sig.write_text(signature, encoding="ascii", errors="replace")
-        key, said = sshsig.signed_by(message, sig, NAMESPACE)
+        key, said = ssh_signed_by(message, sig, NAMESPACE)
         if key is None:
             return Signed(f"the signature does not check out ({said or 'ssh-keygen refused it'})")
-        found, said = sshsig.principals(allowed, sig)
+        found, said = ssh_principals(allowed, sig)
         if not found:
             return Signed(f"key {key} is not in {allowed.name}: an unknown signer")
         principal = claimed if claimed in found else (None if claimed else found[0])
         if principal is None:
             return Signed(f"key {key} belongs to {', '.join(found)}, not to {claimed!r}")
-        good, said = sshsig.verify(allowed, principal, message, sig, NAMESPACE)
+        good, said = ssh_verify(allowed, principal, message, sig, NAMESPACE)
         if not good:
             return Signed(f"ssh-keygen -Y verify refused it: {said}")
         return Signed(None, principal, key)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..core.structs import struct
+from ..core import struct
 
 NAMESPACE = "epistemic-approval"
 FORMAT = "epistemic-approval 1"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.structs import field, struct
-from ..core.vocabulary import ACTS_BY_NAME
+from ..core import ACTS_BY_NAME, field, struct
 
 if TYPE_CHECKING:
     from typing import Any

@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.structs import field, struct
-from ..gate.signing import check
-from ..gate.statement import Statement, parse
+from ..core import field, struct
+from ..gate import Statement, parse
+from ..gate import check_signature as check
 from .verify import Problem
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from collections import Counter
 from itertools import count, islice
 from typing import TYPE_CHECKING
 
-from ..core.structs import field, struct
+from ..core import field, struct
 
 if TYPE_CHECKING:
     from typing import Any

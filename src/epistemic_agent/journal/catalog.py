@@ -22,19 +22,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
-from ..core.layout import (
+from ..core import (
     ANCHOR_NAME,
     JOURNAL_NAME,
     RECORD_DIR,
     SESSIONS_DIR,
     Layout,
+    UsageError,
     discover,
     is_session_id,
+    one_line,
+    struct,
     workspace_of,
 )
-from ..core.safetext import one_line
-from ..core.structs import struct
 from .log import decode
 
 if TYPE_CHECKING:

@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.fsutil import make_unique
-from ..core.structs import struct
+from ..core import make_unique, struct
 
 if TYPE_CHECKING:
     from typing import Any

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.structs import field, struct
+from ..core import field, struct
 from .log import decode
 from .verify import Problem
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 from typing import TYPE_CHECKING
 
-from ..core.structs import field, struct
+from ..core import field, struct
 from .log import Record
 
 if TYPE_CHECKING:

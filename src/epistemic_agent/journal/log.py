@@ -11,8 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import EXIT_RECORD, EpistemicError
-from ..core.structs import struct
+from ..core import EXIT_RECORD, EpistemicError, struct
 from .migrations import upgrade
 
 FORMAT_VERSION = 1

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.clock import epoch_of
-from ..core.structs import struct
+from ..core import epoch_of, struct
 
 if TYPE_CHECKING:
     from collections.abc import Callable

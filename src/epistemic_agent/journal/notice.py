@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from ..core.safetext import one_line
+from ..core import one_line
 from .records import seq_of
 from .verify import INTACT, Problem, Verification, verify_journal
 

@@ -12,8 +12,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.layout import JOURNAL_NAME, workspace_of
-from ..core.structs import field, struct
+from ..core import JOURNAL_NAME, field, struct, workspace_of
 from .approval_check import CALL_SEQ, Approvals, check_approvals
 from .evidence_check import Listing, Ref, check_evidence, list_store, refs_of
 from .log import GENESIS, decode

@@ -5,10 +5,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ..core.clock import now
-from ..core.structs import field, struct
-from ..core.vocabulary import is_mutating
-from ..gate.check import Call, Rejected
+from ..core import field, is_mutating, now, struct
+from ..gate import Call, Rejected
 from .log import Record
 
 if TYPE_CHECKING:

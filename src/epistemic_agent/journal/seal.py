@@ -18,9 +18,19 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core import sshsig
-from ..core.sshsig import FINGERPRINT, SIGNATURE_START, SealError, keygen, run_keygen
-from ..core.structs import field, struct
+from ..core import SSH_FINGERPRINT as FINGERPRINT
+from ..core import SSH_SIGNATURE_START as SIGNATURE_START
+from ..core import (
+    SealError,
+    field,
+    ssh_fingerprint,
+    ssh_principals,
+    ssh_signed_by,
+    ssh_verify,
+    struct,
+)
+from ..core import ssh_keygen as keygen
+from ..core import ssh_run_keygen as run_keygen
 from .verify import Problem
 
 if TYPE_CHECKING:
@@ -93,25 +103,25 @@ def parse_statement(data: bytes) -> Statement | str:
 
 def fingerprint(key: Path) -> str:
     """The SHA256 fingerprint of a key file (private or public)."""
-    return sshsig.fingerprint(key)
+    return ssh_fingerprint(key)
 
 
 def signed_by(statement: Path, signature: Path) -> tuple[str | None, str]:
     """The fingerprint of the key that made `signature` over `statement`, when the signature
     checks out for its own key (`-Y check-novalidate`), and what ssh-keygen said."""
-    return sshsig.signed_by(statement, signature, NAMESPACE)
+    return ssh_signed_by(statement, signature, NAMESPACE)
 
 
 def principals(allowed: Path, signature: Path) -> tuple[list[str], str]:
     """The identities the allowed-signers file gives the signature's key ([] when none)."""
-    return sshsig.principals(allowed, signature)
+    return ssh_principals(allowed, signature)
 
 
 def verify_signature(
     allowed: Path, identity: str, statement: Path, signature: Path
 ) -> tuple[bool, str]:
     """`ssh-keygen -Y verify`: whether `identity` signed `statement`, and what it said."""
-    return sshsig.verify(allowed, identity, statement, signature, NAMESPACE)
+    return ssh_verify(allowed, identity, statement, signature, NAMESPACE)
 
 
 # -- checking the seals ---------------------------------------------------------------------------

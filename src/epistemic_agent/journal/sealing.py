@@ -12,10 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core import sshsig
-from ..core.clock import now
-from ..core.errors import EpistemicError, UsageError
-from ..core.structs import struct
+from ..core import EpistemicError, UsageError, now, ssh_choose_key, ssh_sign, struct
 from .log import decode
 from .record_check import check_record, record_folder
 from .seal import NAMESPACE, SealError, Statement, fingerprint, signed_by
@@ -62,7 +59,7 @@ def seal(journal: Path, key: str | None) -> Sealed:
 def choose_key(given: str | None, scratch: Path) -> tuple[Path, str]:
     """The key file to pass to `ssh-keygen -Y sign -f`, and how to name it."""
     try:
-        return sshsig.choose_key(given, scratch)
+        return ssh_choose_key(given, scratch)
     except SealError as error:
         raise UsageError(str(error)) from None
 
@@ -74,7 +71,7 @@ def _write_signed(folder: Path, statement: Statement, key: Path) -> Path:
     signature = temp.with_name(temp.name + ".sig")
     try:
         temp.write_bytes(statement.encode())
-        sshsig.sign(temp, key, NAMESPACE)
+        ssh_sign(temp, key, NAMESPACE)
         signer, said = signed_by(temp, signature)
         if signer != statement.signer:
             raise SealError(f"the signature made with {key} does not check out ({said})")

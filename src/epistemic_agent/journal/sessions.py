@@ -12,9 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import EpistemicError
-from ..core.layout import JOURNAL_NAME, RECORD_DIR, workspace_of
-from ..core.structs import field, struct
+from ..core import JOURNAL_NAME, RECORD_DIR, EpistemicError, field, struct, workspace_of
 from .catalog import find_layout, listing
 from .log import Record
 from .reading import read_numbered

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.structs import field, struct
-from ..core.vocabulary import act_order
+from ..core import act_order, field, struct
 
 if TYPE_CHECKING:
     from typing import Any

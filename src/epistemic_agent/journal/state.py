@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ..core.structs import field, struct
+from ..core import field, struct
 from .beliefs import Ledger
 from .history import History
 from .records import seq_of

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ..core.tokens_text import input_sum
-from ..core.vocabulary import act_order
+from ..core import act_order, input_sum
 from .log import Record
 from .sessions import Loaded
 from .view import FATES

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.structs import field, struct
+from ..core import field, struct
 from .diagnose import diagnose
 from .log import GENESIS, PREFIX, Position, decode, line_hash, recovers
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING
 
-from ..execute.baseline import DIRECTORY, GONE, Baseline, is_binary
+from ..execute import DIRECTORY, GONE, Baseline, is_binary
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Literal
 
-from ..core.structs import field, struct
+from ..core import field, struct
 from .records import CallView, seq_of
 
 if TYPE_CHECKING:

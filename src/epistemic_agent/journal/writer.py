@@ -10,8 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..core.fsutil import atomic_write, replace_file
-from ..core.structs import field, struct
+from ..core import atomic_write, field, replace_file, struct
 from .log import (
     CHAIN_FIELDS,
     FORMAT_VERSION,

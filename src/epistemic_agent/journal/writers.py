@@ -23,8 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.clock import epoch_of
-from ..core.structs import struct
+from ..core import epoch_of, struct
 from .catalog import listing
 from .reading import read_records
 

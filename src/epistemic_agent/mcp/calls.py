@@ -21,8 +21,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from ..core.cancel import Cancel
-from . import PROGRESS_EVERY
+from ..core import Cancel
+from .handshake import PROGRESS_EVERY
 from .wire import CONNECTION_CLOSED
 
 if TYPE_CHECKING:

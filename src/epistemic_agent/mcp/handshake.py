@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..agent.prompt import system_prompt
-from ..core.tools import TOOL_SPECS
-from ..core.version import __version__
+from ..agent import system_prompt
+from ..core import TOOL_SPECS, __version__
+
+PROGRESS_EVERY = 10.0  # seconds between progress notifications while a call waits or runs
 
 if TYPE_CHECKING:
     from collections.abc import Callable

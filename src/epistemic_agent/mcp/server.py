@@ -18,20 +18,16 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from ..core.cancel import Cancel
-from ..core.tools import TOOL_SPECS
-from ..core.version import __version__
-from ..effects.tables import classifier
-from ..execute.observe.registry import observer_class
-from ..session.results import Settings
-from ..session.session import Session
-from . import PROGRESS_EVERY
-from .handshake import ANNOTATIONS, SERVER_NAME, instructions
+from ..core import TOOL_SPECS, Cancel, __version__
+from ..effects import classifier
+from ..execute import observer_class
+from ..session import Session, Settings
+from .handshake import ANNOTATIONS, PROGRESS_EVERY, SERVER_NAME, instructions
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..policy.rules import Policy
+    from ..policy import Policy
     from .stop import Stop
     from .streams import Replay, Wire
 
@@ -157,7 +153,7 @@ def _ready_for_acts() -> None:
     command classifier (its program tables and the bash parser), the observer of the
     workspace and the tripwire of the act's confinement. They are loaded late for the sake
     of `exec`'s start-up; a server's session runs acts until it ends."""
-    from ..execute.sandbox.tripwire import Tripwire  # noqa: F401 - loaded, for the first act
+    from ..execute import Tripwire  # noqa: F401 - loaded, for the first act
 
     classifier()("ls")
     observer_class("fanotify")

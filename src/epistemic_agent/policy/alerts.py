@@ -20,7 +20,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from ..core.structs import struct
+from ..core import struct
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.suggest import did_you_mean
-from ..core.vocabulary import ACT_NAMES
+from ..core import ACT_NAMES, did_you_mean
 from .rules import CLOSED_FACTS
 
 if TYPE_CHECKING:

@@ -8,9 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.redact import check_patterns
-from ..core.saferead import read_regular
-from ..core.vocabulary import GUARANTEES
+from ..core import GUARANTEES, check_patterns, read_regular
 from .alerts import EVENTS, MAX_TIMEOUT, Hook
 from .rules import short_repr
 from .spec import read_table

@@ -10,8 +10,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from ..core.saferead import TooLarge, read_regular
-from ..core.toml import TomlError, loads
+from ..core import TomlError, TooLarge, loads, read_regular
 from .cel import compile_rules
 from .extras import read_extras, resolve_signers
 from .rules import DECISIONS, Policy, PolicyError, check_facts, short_repr

@@ -17,19 +17,24 @@ import re
 import shlex
 from typing import TYPE_CHECKING
 
-from ..core.errors import EpistemicError
-from ..core.layout import POLICY_NAME
-from ..core.structs import field, struct
-from ..core.tools import TOOL_NAMES
-from ..core.vocabulary import ACT_NAMES, FILE_TOOL_ACTS, is_mutating
-from ..effects.tables import classifier
+from ..core import (
+    ACT_NAMES,
+    FILE_TOOL_ACTS,
+    POLICY_NAME,
+    TOOL_NAMES,
+    EpistemicError,
+    field,
+    is_mutating,
+    struct,
+)
+from ..effects import classifier
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
     from typing import Any
 
-    from ..effects.model import Effect
+    from ..effects import Effect
     from .alerts import Hook
     from .supervisor import SupervisorSpec
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..core.structs import struct
+from ..core import struct
 
 if TYPE_CHECKING:
     from typing import Any

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.structs import struct
-from ..core.vocabulary import ACTS_BY_NAME
+from ..core import ACTS_BY_NAME, struct
 from .spec import read_table
 
 if TYPE_CHECKING:

@@ -24,12 +24,7 @@ import json
 import os
 from pathlib import Path
 
-from ..core.clock import now
-from ..core.errors import EXIT_RECORD, EpistemicError
-from ..core.fsutil import atomic_write
-from ..core.identity import user
-from ..core.saferead import read_regular
-from ..core.structs import struct
+from ..core import EXIT_RECORD, EpistemicError, atomic_write, now, read_regular, struct, user
 
 MAX_ENTRY = 4096  # bytes: an entry is a small JSON object
 MAX_FILE = 1 << 20  # bytes hashed at most: a policy is at most 256 KiB, signers files small

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.registry import load
+from ..core import front_door, load
 from .base import ModelOptions, ModelSpecError, Provider, ProviderError
 from .models import lookup
 from .replay import ScriptError
@@ -83,3 +83,80 @@ __all__ = [
     "provider_class",
     "split_spec",
 ]
+
+
+# -- the front door: what other packages may use of this one ---------------------------
+
+if TYPE_CHECKING:
+    from .base import AssistantMessage as AssistantMessage
+    from .base import Message as Message
+    from .base import ModelOptions as ModelOptions
+    from .base import Provider as Provider
+    from .base import StreamSink as StreamSink
+    from .base import ToolCall as ToolCall
+    from .base import ToolResult as ToolResult
+    from .base import ToolResults as ToolResults
+    from .base import Turn as Turn
+    from .base import Usage as Usage
+    from .base import UserMessage as UserMessage
+    from .base import arguments_text as arguments_text
+    from .models import ModelConfigError as ModelConfigError
+    from .models import ModelInfo as ModelInfo
+    from .models import config_path as config_path
+    from .models import load_config as load_config
+    from .models import lookup as lookup
+    from .models import table as table
+    from .replay import ReplayProvider as ReplayProvider
+    from .replay import ScriptError as ScriptError
+    from .replay import load_script as load_script
+
+#: public name -> "submodule:attribute", imported when first used
+EXPORTS = {
+    "AssistantMessage": "base:AssistantMessage",
+    "Message": "base:Message",
+    "ModelConfigError": "models:ModelConfigError",
+    "ModelInfo": "models:ModelInfo",
+    "ModelOptions": "base:ModelOptions",
+    "Provider": "base:Provider",
+    "ReplayProvider": "replay:ReplayProvider",
+    "ScriptError": "replay:ScriptError",
+    "StreamSink": "base:StreamSink",
+    "ToolCall": "base:ToolCall",
+    "ToolResult": "base:ToolResult",
+    "ToolResults": "base:ToolResults",
+    "Turn": "base:Turn",
+    "Usage": "base:Usage",
+    "UserMessage": "base:UserMessage",
+    "arguments_text": "base:arguments_text",
+    "config_path": "models:config_path",
+    "load_config": "models:load_config",
+    "load_script": "replay:load_script",
+    "lookup": "models:lookup",
+    "table": "models:table",
+}
+__all__ += [  # the names of the modules behind the door
+    "AssistantMessage",
+    "Message",
+    "ModelConfigError",
+    "ModelInfo",
+    "ModelOptions",
+    "Provider",
+    "ReplayProvider",
+    "ScriptError",
+    "StreamSink",
+    "ToolCall",
+    "ToolResult",
+    "ToolResults",
+    "Turn",
+    "Usage",
+    "UserMessage",
+    "arguments_text",
+    "config_path",
+    "load_config",
+    "load_script",
+    "lookup",
+    "table",
+]
+
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__ = front_door(__name__, EXPORTS)

@@ -12,7 +12,7 @@ from typing import Any
 
 import anthropic
 
-from ..core.tools import anthropic_tools
+from ..core import anthropic_tools
 from .anthropic_stream import assemble, from_anthropic
 from .base import (
     AssistantMessage,

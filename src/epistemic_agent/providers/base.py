@@ -8,9 +8,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ..core.errors import EXIT_USAGE
-from ..core.errors import ProviderError as ProviderError
-from ..core.structs import field, struct
+from ..core import EXIT_USAGE, field, struct
+from ..core import ProviderError as ProviderError
 from .models import ModelInfo
 
 

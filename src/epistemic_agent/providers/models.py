@@ -13,9 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import EpistemicError
-from ..core.structs import struct
-from ..core.toml import TomlError, loads
+from ..core import EpistemicError, TomlError, loads, struct
 from .model_table import ALIASES, BUILTIN, DEFAULT_MAX_OUTPUT
 
 if TYPE_CHECKING:

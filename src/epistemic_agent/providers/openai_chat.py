@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.tools import openai_tools
+from ..core import openai_tools
 from .base import (
     AssistantMessage,
     Message,

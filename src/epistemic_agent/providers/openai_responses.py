@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.tools import responses_tools
+from ..core import responses_tools
 from .base import (
     AssistantMessage,
     Message,

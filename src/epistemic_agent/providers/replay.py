@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import EpistemicError
-from ..core.structs import field, struct
+from ..core import EpistemicError, field, struct
 from .base import Message, ModelOptions, ProviderError, StreamSink, ToolCall, Turn
 
 

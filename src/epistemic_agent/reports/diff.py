@@ -7,15 +7,14 @@ from __future__ import annotations
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
-from ..core.vocabulary import act_order
-from ..journal.sessions import Loaded
-from ..journal.spend import dollars
+from ..core import act_order
+from ..journal import Loaded, dollars
 from .stats import session_stats
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..journal.records import CallView
+    from ..journal import CallView
 
 REJECTED = "REJECTED"
 FINAL_EXCERPT = 500  # characters of the final answer kept in `ending.final`

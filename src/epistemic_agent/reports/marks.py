@@ -9,14 +9,11 @@ import datetime
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ..core.safetext import one_line
-from ..core.structs import struct
-from ..core.vocabulary import ACT_NAMES, act_order
-from ..journal.records import seq_of
+from ..core import ACT_NAMES, act_order, one_line, struct
+from ..journal import seq_of
 
 if TYPE_CHECKING:
-    from ..journal.records import CallView
-    from ..journal.sessions import Loaded
+    from ..journal import CallView, Loaded
 
 #: One colour per act (the Okabe–Ito palette: tells apart for colour-blind readers too).
 ACT_COLOURS: dict[str, str] = {

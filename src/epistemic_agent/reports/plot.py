@@ -15,8 +15,7 @@ from matplotlib.lines import Line2D
 from matplotlib.textpath import TextPath
 from matplotlib.ticker import MaxNLocator
 
-from ..core.safetext import one_line
-from ..core.vocabulary import ACT_NAMES
+from ..core import ACT_NAMES, one_line
 from .marks import (
     ACT_COLOURS,
     FLAG_COLOUR,
@@ -35,7 +34,7 @@ mpl: Any = matplotlib  # typed loosely: its rcParams keys are Literal types
 mpl.use("Agg")  # no display: files only
 
 if TYPE_CHECKING:
-    from ..journal.sessions import Loaded
+    from ..journal import Loaded
     from .marks import Mark
 
 FORMATS = {".png": "png", ".svg": "svg"}

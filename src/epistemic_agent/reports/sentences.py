@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.structs import struct
+from ..core import struct
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-    from ..journal.log import Record
+    from ..journal import Record
 
 PATHS_SHOWN = 10  # paths a sentence names before `and N more`
 _CLASSES = {

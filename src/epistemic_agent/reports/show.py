@@ -11,16 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
-from ..journal.blobs import read_blob
-from ..journal.log import Record
+from ..core import UsageError
+from ..journal import Record, read_blob
 from . import sentences
 from .rationale.words import before_calls
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..journal.sessions import Loaded
+    from ..journal import Loaded
 
 #: Evidence shown as text, in this order (others are listed by name and hash).
 SHOWN = ("stdout", "stderr", "content", "diff")

@@ -8,22 +8,16 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.layout import workspace_of
-from ..core.vocabulary import act_order
-from ..journal.beliefs import Ledger
-from ..journal.records import seq_of
-from ..journal.sessions import Loaded
-from ..journal.spend import BUCKET, dollars, spend_of
-from ..journal.summary import summary
-from ..journal.view import RAN
+from ..core import act_order, workspace_of
+from ..journal import BUCKET, RAN, Ledger, Loaded, dollars, seq_of, spend_of
+from ..journal import session_summary as summary
 from .stats_table import fit, terminal_width, wrapped
 from .trace.model import build
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..journal.log import Record
-    from ..journal.records import CallView
+    from ..journal import CallView, Record
 
 #: Row keys summed as they are into the totals.
 SUMMED = (

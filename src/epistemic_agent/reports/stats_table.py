@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
-from ..core.safetext import one_line
+from ..core import one_line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..core.safetext import one_line
-from ..journal.records import CallView
+from ..core import one_line
+from ..journal import CallView
 
 #: The colour of each fate (journal/view.py); any other word (a newer writer's) is plain.
 STATUS_STYLE = {

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.clock import now
+from ..core import now
 
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from ..gate.check import Call
-    from ..journal.log import Record
-    from ..policy.alerts import Alerts
+    from ..gate import Call
+    from ..journal import Record
+    from ..policy import Alerts
     from .recorder import Recorder
     from .review_step import Reviewed
     from .scrub import Scrubber

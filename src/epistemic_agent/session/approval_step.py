@@ -8,21 +8,20 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ..core.clock import now
-from ..journal.records import outcome_record
+from ..core import now
+from ..journal import outcome_record
 from .in_force import effect_class, written_paths
 from .results import CallResult
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..approvals.asking import Asking
-    from ..approvals.request import Answer
-    from ..core.cancel import Cancel
-    from ..effects.model import Effect
-    from ..gate.check import Call
-    from ..journal.log import Record
-    from ..policy.rules import Decision
+    from ..approvals import Answer, Asking
+    from ..core import Cancel
+    from ..effects import Effect
+    from ..gate import Call
+    from ..journal import Record
+    from ..policy import Decision
     from .alerting import Alerting
     from .in_force import PolicyInForce
     from .recorder import Recorder

@@ -10,27 +10,18 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.clock import now
-from ..core.fsutil import atomic_write
-from ..core.layout import RECORD_DIR, REPORT_NAMES
-from ..core.saferead import read_regular
-from ..core.structs import struct
-from ..journal.evidence_check import stored_unreferenced
-from ..journal.notice import check_journal, notice
-from ..journal.reading import read_numbered
-from ..journal.verify import INTACT, TORN
-from ..policy.file import read_policy
-from ..policy.rules import Policy, PolicyError, preset
-from ..policy.trust import MAX_FILE
+from ..core import RECORD_DIR, REPORT_NAMES, atomic_write, now, read_regular, struct
+from ..journal import INTACT, TORN, check_journal, read_numbered, stored_unreferenced
+from ..journal import chain_notice as notice
+from ..policy import MAX_FILE, Policy, PolicyError, preset, read_policy
 from .recovery import Orphan, Recovery
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..core.layout import Layout
-    from ..execute.sandbox.confinement import Confinement
-    from ..journal.evidence import EvidenceStore
-    from ..journal.state import SessionState
+    from ..core import Layout
+    from ..execute import Confinement
+    from ..journal import EvidenceStore, SessionState
     from .in_force import PolicyInForce
     from .recorder import Recorder
     from .results import Settings

@@ -9,19 +9,18 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ..core.structs import struct
-from ..execute.files import FileOutcome, run_file_tool
-from ..execute.sandbox.confinement import ConfinementError
-from ..journal.records import outcome_record
+from ..core import struct
+from ..execute import ConfinementError, FileOutcome, run_file_tool
+from ..journal import outcome_record
 from .outcomes import Observed, not_confined
 from .results import CallResult
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..execute.sandbox.confinement import Confinement
-    from ..gate.check import Call
-    from ..journal.evidence import EvidenceStore
+    from ..execute import Confinement
+    from ..gate import Call
+    from ..journal import EvidenceStore
     from .outcomes import Declared
     from .results import Settings
     from .scratch import Scratch

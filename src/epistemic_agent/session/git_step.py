@@ -17,11 +17,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.fsutil import atomic_write
-from ..core.identity import GitTimeout, run_git
-from ..core.saferead import read_regular
-from ..journal.sessions import ReadError, load
-from ..reports.trace.model import build
+from ..core import GitTimeout, atomic_write, read_regular, run_git
+from ..journal import ReadError, load
+from ..reports import build
 
 if TYPE_CHECKING:
     from typing import Any

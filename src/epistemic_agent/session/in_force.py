@@ -7,19 +7,18 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from ..effects.tables import classifier
-from ..gate.check import Rejected
-from ..policy.file import load_policy
-from ..policy.rules import Decision, Policy, call_facts, find_policy, paths_known, preset
+from ..effects import classifier
+from ..gate import Rejected
+from ..policy import Decision, Policy, call_facts, find_policy, load_policy, paths_known, preset
 
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from ..approvals.signers import Signers
-    from ..effects.model import Effect
-    from ..gate.check import Call
-    from ..journal.state import SessionState
+    from ..approvals import Signers
+    from ..effects import Effect
+    from ..gate import Call
+    from ..journal import SessionState
 
 ALLOW = Decision("allow", None, "no policy rule applies")
 

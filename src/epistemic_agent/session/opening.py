@@ -10,24 +10,18 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.clock import now
-from ..core.identity import GitTimeout, git_head, user
-from ..core.version import __version__
-from ..execute.sandbox.confinement import Confinement, ConfinementError, unmet
-from ..execute.sandbox.layouts import unprotected
-from ..execute.sandbox.platform import Platform, detect
-from ..policy.rules import PolicyError
-from ..policy.supervisor import ROLE, SupervisorSpec
-from ..policy.trust import trust_folder
-from ..supervisor.registry import start_supervisor
+from ..core import GitTimeout, __version__, git_head, now, user
+from ..execute import Confinement, ConfinementError, Platform, detect, unmet, unprotected
+from ..policy import ROLE, PolicyError, SupervisorSpec, trust_folder
+from ..supervisor import start_supervisor
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..core.layout import Layout
-    from ..journal.log import Record
-    from ..policy.rules import Policy
-    from ..supervisor.model import Supervisor
+    from ..core import Layout
+    from ..journal import Record
+    from ..policy import Policy
+    from ..supervisor import Supervisor
     from .in_force import PolicyInForce
     from .results import Settings
     from .scrub import Scrubber

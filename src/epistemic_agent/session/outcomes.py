@@ -6,20 +6,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.outcome_line import excerpt
-from ..core.structs import struct
-from ..journal.records import outcome_record
+from ..core import excerpt, struct
+from ..journal import outcome_record
 from .results import CallResult
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..effects.model import Effect
-    from ..execute.sandbox.confinement import ConfinementError
-    from ..execute.shell import Execution
-    from ..gate.check import Call
-    from ..journal.log import Record
-    from ..policy.rules import Decision
+    from ..effects import Effect
+    from ..execute import ConfinementError, Execution
+    from ..gate import Call
+    from ..journal import Record
+    from ..policy import Decision
     from .review_step import Reviewed
 
 OBSERVED_CAP = 200

@@ -7,11 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..approvals.asking import Asking
-from ..approvals.signers import Signers
-from ..effects.cache import EffectCache
-from ..gate.check import GateConfig
-from ..policy.alerts import Alerts
+from ..approvals import Asking, Signers
+from ..effects import EffectCache
+from ..gate import GateConfig
+from ..policy import Alerts
 from .alerting import Alerting
 from .approval_step import ApprovalStep
 from .file_step import FileStep
@@ -29,13 +28,12 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-    from ..approvals.request import Approver
-    from ..core.layout import Layout
-    from ..execute.sandbox.confinement import Confinement
-    from ..execute.sandbox.platform import Platform
-    from ..journal.evidence import EvidenceStore
-    from ..policy.rules import Policy
-    from ..supervisor.model import Supervisor
+    from ..approvals import Approver
+    from ..core import Layout
+    from ..execute import Confinement, Platform
+    from ..journal import EvidenceStore
+    from ..policy import Policy
+    from ..supervisor import Supervisor
     from .recorder import SessionRecord
     from .results import Settings
 

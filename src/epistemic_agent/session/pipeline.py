@@ -15,11 +15,12 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from ..checks import consistency
-from ..core.clock import now
-from ..execute.files import precheck
-from ..gate.check import Call, Rejected, check
-from ..journal.records import call_record, rejected_record
+from ..checks import consistency_precheck
+from ..core import now
+from ..execute import precheck
+from ..gate import Call, Rejected
+from ..gate import check_call as check
+from ..journal import call_record, rejected_record
 from .approval_step import decision_json
 from .file_step import FileRan
 from .outcomes import Declared, Observed
@@ -31,13 +32,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from ..core.cancel import Cancel
-    from ..effects.cache import EffectCache
-    from ..effects.model import Effect
-    from ..execute.shell import Execution
-    from ..gate.check import GateConfig
-    from ..journal.log import Record
-    from ..policy.rules import Decision
+    from ..core import Cancel
+    from ..effects import Effect, EffectCache
+    from ..execute import Execution
+    from ..gate import GateConfig
+    from ..journal import Record
+    from ..policy import Decision
     from .alerting import Alerting
     from .approval_step import ApprovalStep
     from .file_step import FileStep
@@ -122,7 +122,7 @@ class Pipeline:
             effect = self.effects.classify(verdict.command)
             state = self.recorder.state
             started = float(state.header.get("started_epoch", 0.0))
-            verdict = consistency.precheck(verdict, effect, state.history, started) or verdict
+            verdict = consistency_precheck(verdict, effect, state.history, started) or verdict
         if isinstance(verdict, Rejected):
             raise Settled(self.reject(verdict))
         return verdict, effect

@@ -24,14 +24,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..journal.catalog import listing
-from ..journal.writers import find_writer
-from ..policy.trust import TrustError, file_digest, trust_folder, trusted
+from ..journal import find_writer, listing
+from ..policy import TrustError, file_digest, trust_folder, trusted
 
 if TYPE_CHECKING:
-    from ..core.layout import Layout
-    from ..policy.rules import Policy
-    from ..supervisor.model import Supervisor
+    from ..core import Layout
+    from ..policy import Policy
+    from ..supervisor import Supervisor
 
 
 def opening(

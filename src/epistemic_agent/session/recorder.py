@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..journal.state import SessionState
-from ..journal.writer import JournalWriter
-from ..reports.rationale.report import Report
+from ..journal import JournalWriter, SessionState
+from ..reports import Report
 
 if TYPE_CHECKING:
-    from ..core.layout import Layout
-    from ..journal.log import Position, Record
+    from ..core import Layout
+    from ..journal import Position, Record
     from .scrub import Scrubber
 
 

@@ -22,16 +22,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.clock import epoch_of, now
-from ..core.liveness import recorder_alive
-from ..core.structs import struct
-from ..execute.observe.base import changed_since
-from ..journal.evidence import EvidenceStore, copy_of
+from ..core import epoch_of, now, recorder_alive, struct
+from ..execute import changed_since
+from ..journal import EvidenceStore, copy_of
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..journal.log import Record
+    from ..journal import Record
     from .scrub import Scrubber
 
 FLAG = "session-killed"

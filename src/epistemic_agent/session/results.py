@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ..core.structs import field, struct
-from ..execute.observe.base import DEFAULT_IGNORE
-from ..execute.sandbox.platform import Platform
-from ..execute.shell import DEFAULT_TIMEOUT
-from ..gate.check import MIN_REASON
-from ..journal.beliefs import ASK
-from ..journal.evidence import DEFAULT_CAP
+from ..core import field, struct
+from ..execute import DEFAULT_IGNORE, DEFAULT_TIMEOUT, Platform
+from ..gate import MIN_REASON
+from ..journal import ASK, DEFAULT_CAP
 
 if TYPE_CHECKING:
     from typing import Any

@@ -6,19 +6,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.clock import now
-from ..core.structs import struct
-from ..journal.beliefs import agent_verdict
-from ..policy.rules import Decision
-from ..policy.supervisor import ROLE
+from ..core import now, struct
+from ..journal import agent_verdict
+from ..policy import ROLE, Decision
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..effects.model import Effect
-    from ..gate.check import Call
-    from ..journal.log import Record
-    from ..supervisor.model import Review, Supervisor
+    from ..effects import Effect
+    from ..gate import Call
+    from ..journal import Record
+    from ..supervisor import Review, Supervisor
     from .recorder import Recorder
     from .scrub import Scrubber
 

@@ -17,15 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..core.clock import now
-from ..core.identity import GitTimeout, git_head, user
-from ..core.layout import Layout
-from ..core.structs import struct
-from ..core.version import __version__
-from ..journal.log import Position, Record, decode
-from ..journal.verify import TORN, Verification, verify_journal
-from ..journal.writer import JournalWriter
-from ..reports.rationale.report import rebuild
+from ..core import GitTimeout, Layout, __version__, git_head, now, struct, user
+from ..journal import TORN, JournalWriter, Position, Record, Verification, decode, verify_journal
+from ..reports import rebuild
 
 DAMAGED = "damaged"
 MOVED = ("journal.jsonl", "head.json", "evidence", "seals", "report")

@@ -10,16 +10,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..execute.reaper import Reaper
-from ..execute.sandbox.confinement import ConfinementError
-from ..execute.shell import bounded_text, run_shell
+from ..execute import ConfinementError, Reaper, bounded_text, run_shell
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..core.layout import Layout
-    from ..execute.reaper import Reaper
-    from ..execute.sandbox.confinement import Confinement
+    from ..core import Layout
+    from ..execute import Confinement, Reaper
 
 
 class Scratch:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ..core.redact import Redactor
+from ..core import Redactor
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
     from typing import Any, BinaryIO
 
-    from ..policy.rules import Policy
+    from ..policy import Policy
 
 #: Record fields written by the tool itself, never free text: not scanned for secrets.
 PLAIN_FIELDS = frozenset(

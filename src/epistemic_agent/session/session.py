@@ -16,13 +16,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from ..core.clock import now
-from ..core.layout import Layout, drop_old_spares, ignore_record
-from ..execute.shell import Execution
-from ..journal.catalog import choosing, for_writing
-from ..journal.evidence import EvidenceStore
-from ..journal.log import Record
-from ..policy.rules import PolicyError
+from ..core import Layout, drop_old_spares, ignore_record, now
+from ..execute import Execution
+from ..journal import EvidenceStore, Record, choosing, for_writing
+from ..policy import PolicyError
 from . import continuing, provenance
 from .in_force import workspace_policy
 from .opening import Confining, platform_for, session_record, supervisor_for
@@ -35,19 +32,15 @@ from .trace_step import TraceStep
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..approvals.request import Approver
-    from ..core.cancel import Cancel
-    from ..effects.cache import EffectCache
-    from ..execute.baseline import Baseline
-    from ..execute.sandbox.confinement import Confinement
-    from ..execute.sandbox.platform import Platform
-    from ..gate.check import GateConfig, Rejected
-    from ..journal.state import SessionState
-    from ..journal.writer import JournalWriter
-    from ..policy.alerts import Alerts
-    from ..policy.rules import Decision, Policy
-    from ..reports.rationale.report import Report
-    from ..supervisor.model import Supervisor
+    from ..approvals import Approver
+    from ..core import Cancel
+    from ..effects import EffectCache
+    from ..execute import Baseline, Confinement, Platform
+    from ..gate import GateConfig, Rejected
+    from ..journal import JournalWriter, SessionState
+    from ..policy import Alerts, Decision, Policy
+    from ..reports import Report
+    from ..supervisor import Supervisor
     from .pipeline import Pipeline
     from .review_step import Reviewed
     from .scrub import Scrubber

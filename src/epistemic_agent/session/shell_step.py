@@ -7,14 +7,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..checks import consistency
-from ..core.layout import RECORD_DIR, REPORT_NAMES
-from ..core.outcome_line import excerpt
-from ..core.structs import struct
-from ..execute.observe.registry import best_observer, outside_observer
-from ..execute.sandbox.confinement import ConfinementError
-from ..execute.shell import Execution, Interrupted, bounded_text, run_shell
-from ..journal.records import outcome_record
+from ..checks import Others, consistency_flags
+from ..core import RECORD_DIR, REPORT_NAMES, excerpt, struct
+from ..execute import (
+    ConfinementError,
+    Execution,
+    Interrupted,
+    best_observer,
+    bounded_text,
+    outside_observer,
+    run_shell,
+)
+from ..journal import outcome_record
 from .git_step import commit_flag, head_commit, is_installed
 from .outcomes import SEALED, Observed, capped, not_confined, summarise
 from .results import CallResult
@@ -23,12 +27,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from ..core.cancel import Cancel
-    from ..execute.observe.base import Changes, Observer
-    from ..execute.sandbox.confinement import Confinement, Launch
-    from ..execute.sandbox.tripwire import Attempts
-    from ..journal.evidence import EvidenceStore
-    from ..journal.log import Record
+    from ..core import Cancel
+    from ..execute import Attempts, Changes, Confinement, Launch, Observer
+    from ..journal import EvidenceStore, Record
     from .outcomes import Declared
     from .recorder import Recorder
     from .results import Settings
@@ -242,7 +243,7 @@ class ShellStep:
     ) -> list[dict[str, Any]]:
         """The consistency flags on what the command did, a record it tampered with, and the
         commits it made (recorded in `extra`)."""
-        raised = consistency.flags(
+        raised = consistency_flags(
             declared.call,
             declared.effect,
             changes,
@@ -310,7 +311,7 @@ class ShellStep:
         )
         return record, result
 
-    def _others(self, declared: Declared) -> consistency.Others:
+    def _others(self, declared: Declared) -> Others:
         """Who else may have changed the workspace while this call ran: calls of other
         processes still running when it was declared, or declared since; and, for an
         observation the kernel kept from writing, anyone at all."""
@@ -320,7 +321,7 @@ class ShellStep:
         state = self.recorder.state
         since = {n for n in range(seq + 1, last + 1) if state.fate_of(n) != "rejected"}
         sealed = not declared.call.mutating and self.confinement.held >= SEALED
-        return consistency.Others(tuple(sorted(declared.running | since)), sealed)
+        return Others(tuple(sorted(declared.running | since)), sealed)
 
     def _outside(self, act: str) -> dict[str, Observer]:
         """Watchers for the folders outside the workspace this act may write (its grants)."""

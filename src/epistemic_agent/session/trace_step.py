@@ -8,20 +8,18 @@ import os
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ..core.identity import GitTimeout
-from ..core.layout import RECORD_DIR
-from ..execute.baseline import GONE, Baseline
-from ..execute.sandbox.confinement import ConfinementError
-from ..journal.versions import record_versions
+from ..core import RECORD_DIR, GitTimeout
+from ..execute import GONE, Baseline, ConfinementError
+from ..journal import record_versions
 from .git_step import changes_file, commits_made, head_commit
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..core.layout import Layout
-    from ..execute.sandbox.confinement import Confinement
-    from ..gate.check import Call
-    from ..journal.evidence import EvidenceStore
+    from ..core import Layout
+    from ..execute import Confinement
+    from ..gate import Call
+    from ..journal import EvidenceStore
     from .recorder import Recorder
     from .results import Settings
     from .scratch import Scratch

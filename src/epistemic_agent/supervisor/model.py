@@ -12,18 +12,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import SupervisorUnavailable
-from ..core.structs import field, struct
-from ..policy.supervisor import SupervisorSpec
-from ..providers import ModelSpecError, make_provider, split_spec
-from ..providers.base import ProviderError, Turn, Usage, UserMessage
+from ..core import ProviderError, SupervisorUnavailable, field, struct
+from ..policy import SupervisorSpec
+from ..providers import ModelSpecError, Turn, Usage, UserMessage, make_provider, split_spec
 from .script import ScriptedSupervisor, SupervisorScriptError
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..providers.base import Provider
-    from ..providers.models import ModelInfo
+    from ..providers import ModelInfo, Provider
 
 VERDICTS = ("ok", "flag", "block")
 BELIEF_VERDICTS = ("confirmed", "refuted", "unsettled")

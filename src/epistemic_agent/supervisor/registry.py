@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.registry import load
+from ..core import load
 
 if TYPE_CHECKING:
-    from ..policy.supervisor import SupervisorSpec
+    from ..policy import SupervisorSpec
     from .model import Supervisor
 
 #: Each kind of supervisor's factory. `model` asks a model through the providers (a spec's

@@ -18,18 +18,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import EpistemicError
-from ..core.saferead import read_regular
-from ..core.structs import field, struct
-from ..providers.base import (
-    Message,
-    ModelOptions,
-    ProviderError,
-    StreamSink,
-    Turn,
-    Usage,
-    UserMessage,
-)
+from ..core import EpistemicError, ProviderError, field, read_regular, struct
+from ..providers import Message, ModelOptions, StreamSink, Turn, Usage, UserMessage
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from ...core.outcome_line import outcome_line
-from ...journal.spend import dollars
+from ...core import informative_line as outcome_line
+from ...journal import dollars
 from ..events import printable
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ...journal.log import Record
-    from ...session.session import CallResult
+    from ...journal import Record
+    from ...session import CallResult
     from ..loop import Stop
     from .totals import AnswerTotals
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ...providers.base import Turn
-    from ...session.results import CallResult
+    from ...providers import Turn
+    from ...session import CallResult
 
 
 class AnswerTotals:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from ...core.tokens_text import tokens_line
+from ...core import tokens_line
 from ..events import printable, spend_lines, supervisor_lines, usage_line
 from .rows import (
     aborted_line,
@@ -32,9 +32,9 @@ from .totals import AnswerTotals
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from ...journal.log import Record
-    from ...providers.base import Turn
-    from ...session.session import CallResult, Session
+    from ...journal import Record
+    from ...providers import Turn
+    from ...session import CallResult, Session
     from ..loop import Stop
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ...core.structs import struct
+from ...core import struct
 from ..core import HANDLERS, PATTERNS, VERSION_ARGS, Cmd, Word, maybe_option, words
 from ..model import MUTATING, READ_ONLY
 

@@ -60,8 +60,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ...core.layout import RECORD_DIR
-from ...core.structs import struct
+from ...core import RECORD_DIR, struct
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar

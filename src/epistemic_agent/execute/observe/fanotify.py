@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ...core.structs import struct as _struct
+from ...core import struct as _struct
 from .base import (
     DEFAULT_IGNORE,
     Changes,

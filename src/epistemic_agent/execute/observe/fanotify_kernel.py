@@ -15,7 +15,7 @@ import struct
 from collections.abc import Iterator
 from pathlib import Path
 
-from ...core.structs import struct as _struct
+from ...core import struct as _struct
 
 # events and info record types
 MODIFY, ATTRIB, CLOSE_WRITE = 0x2, 0x4, 0x8

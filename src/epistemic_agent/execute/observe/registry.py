@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...core.registry import load
+from ...core import load
 from . import fanotify_kernel
 from .base import DEFAULT_IGNORE, Observer, WorkspaceObserver
 

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...core.structs import struct
+from ...core import struct
 from . import landlock as confine_landlock
 from . import readable as confine_read
 from . import syscalls as confine_sys

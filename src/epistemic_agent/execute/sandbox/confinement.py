@@ -27,8 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from ...core.errors import EXIT_RECORD, EpistemicError
-from ...core.vocabulary import GUARANTEES, is_mutating
+from ...core import EXIT_RECORD, GUARANTEES, EpistemicError, is_mutating
 from . import apply as confine_apply
 from . import readable as confine_read
 from .apply import Launch as Launch  # where the executor and the runtime find it

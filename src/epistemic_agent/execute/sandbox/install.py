@@ -30,8 +30,7 @@ import site
 import sys
 from pathlib import Path
 
-from ...core.programs import system_program
-from ...core.structs import struct
+from ...core import struct, system_program
 
 #: Programs the session runs itself (to confine, to check signatures, hooks): read-only for
 #: every act wherever they lie, like the tool's own installation.

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from ...core.structs import struct
+from ...core import struct
 
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # same on every arch
 CREATE_RULESET_VERSION = 1

@@ -25,9 +25,7 @@ import subprocess
 import threading
 from functools import cache
 
-from ...core.programs import system_program
-from ...core.structs import struct
-from ...core.vocabulary import GUARANTEES
+from ...core import GUARANTEES, struct, system_program
 from . import landlock as confine_landlock
 from . import syscalls as confine_sys
 

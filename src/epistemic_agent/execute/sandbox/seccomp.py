@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable
 from functools import cache
 
-from ...core.structs import struct
+from ...core import struct
 
 SECCOMP_SET_MODE_FILTER = 1
 SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3

@@ -42,8 +42,7 @@ import select
 import threading
 from typing import TYPE_CHECKING
 
-from ...core import safepath
-from ...core.structs import struct
+from ...core import open_in_root, struct
 from . import seccomp
 from .tripwire_hub import HUB
 
@@ -308,7 +307,7 @@ def _where_in_root(root: str, path: str) -> str:
     """Where the folder `path` leads for a process whose root is `root`."""
     top = os.open(root, _OPEN_DIR)
     try:
-        fd = safepath.open_in_root(top, path, _OPEN_DIR)
+        fd = open_in_root(top, path, _OPEN_DIR)
     except OSError as error:
         if error.errno != errno.ENOSYS:
             raise

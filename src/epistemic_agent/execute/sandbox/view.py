@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ...core.structs import struct
+from ...core import struct
 
 
 @struct

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from ...core.structs import struct
+from ...core import struct
 from .registry import CHAIN_NAMES, FIELD_MAPS, REQUIRED
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, get_args
 
-from ...core.structs import field, struct
+from ...core import field, struct
 
 if TYPE_CHECKING:
     from collections.abc import Callable

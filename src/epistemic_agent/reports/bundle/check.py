@@ -15,12 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...core.errors import UsageError
-from ...core.safetext import visible
-from ...core.structs import field, struct
-from ...journal.reading import read_records
-from ...journal.record_check import check_record
-from ...journal.seal import MAX_STATEMENT, NAME
+from ...core import UsageError, field, struct, visible
+from ...journal import MAX_STATEMENT, NAME, check_record, read_records
 from .export import evidence_refs
 from .format import ANCHOR, EVIDENCE, JOURNAL, MANIFEST, SEALS, sha256_stream
 from .manifest import Listed, folder_entry, listed_files, read_manifest, unsafe
@@ -28,8 +24,7 @@ from .manifest import Listed, folder_entry, listed_files, read_manifest, unsafe
 if TYPE_CHECKING:
     from typing import Any
 
-    from ...journal.record_check import Options
-    from ...journal.verify import Verification
+    from ...journal import Options, Verification
 
 EXIT_USAGE = 2
 MAX_MEMBERS = 100_000

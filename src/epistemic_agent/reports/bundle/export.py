@@ -20,14 +20,8 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...core.clock import now
-from ...core.errors import UsageError
-from ...core.fsutil import make_unique
-from ...core.version import __version__
-from ...journal.evidence_check import list_store
-from ...journal.record_check import check_record
-from ...journal.seal import MAX_STATEMENT, NAME
-from ...journal.sessions import ReadError, journal_of, load
+from ...core import UsageError, __version__, make_unique, now
+from ...journal import MAX_STATEMENT, NAME, ReadError, check_record, journal_of, list_store, load
 from ..html.page import render_html
 from ..trace.matrix import render, rows
 from ..trace.model import build
@@ -53,9 +47,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-    from ...journal.evidence_check import Listing
-    from ...journal.log import Record
-    from ...journal.sessions import Loaded
+    from ...journal import Listing, Loaded, Record
 
 
 def export(target: Path, output: Path, force: bool) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...core.structs import struct
+from ...core import struct
 
 if TYPE_CHECKING:
     from typing import BinaryIO

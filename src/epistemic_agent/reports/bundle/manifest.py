@@ -7,8 +7,7 @@ import io
 import json
 from typing import TYPE_CHECKING
 
-from ...core.errors import UsageError
-from ...core.structs import struct
+from ...core import UsageError, struct
 from .format import FORMAT, HEX64, JOURNAL, MANIFEST, sha256_stream
 
 if TYPE_CHECKING:

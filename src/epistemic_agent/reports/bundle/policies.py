@@ -12,7 +12,7 @@ from .format import POLICY, Entry, small_file
 if TYPE_CHECKING:
     from typing import Any
 
-    from ...journal.sessions import Loaded
+    from ...journal import Loaded
 
 
 def policies_of(session: Loaded, entries: list[Entry], notes: list[str]) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from ...core.htmltext import esc
+from ...core import esc
 from ..marks import ACT_COLOURS, FLAG_COLOUR, NO_ACT, STATUSES, Mark, colour, dead_end
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.htmltext import esc
-from ...journal.beliefs import Ledger, final
+from ...core import esc
+from ...journal import Ledger, final
 from ..rationale.beliefs import summary_line, supervisor_line, verdict_words
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ...journal.log import Record
+    from ...journal import Record
 
 
 def ledger_of(records: list[Record]) -> Ledger:

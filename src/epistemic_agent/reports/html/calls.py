@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.htmltext import esc
+from ...core import esc
 from ..rationale.diffs import CHANGING_ACTS, Diff, read, show_hint, size_text
 from ..rationale.mdsafe import visible
 from ..rationale.words import shown
@@ -14,7 +14,7 @@ from ..rationale.words import shown
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ...journal.records import CallView
+    from ...journal import CallView
 
 
 def words_html(said: list[str]) -> str:

@@ -10,13 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ...core.htmltext import esc
-from ...core.layout import is_session_id
-from ...core.version import __version__
-from ...core.vocabulary import ACT_NAMES, act_order
-from ...journal.notice import notice
-from ...journal.records import seq_of
-from ...journal.summary import summary
+from ...core import ACT_NAMES, __version__, act_order, esc, is_session_id
+from ...journal import chain_notice as notice
+from ...journal import seq_of
+from ...journal import session_summary as summary
 from ..marks import NO_ACT, STATUSES, counts, dead_end, lanes, marks, shape, status_of, title
 from ..rationale import diffs as call_diff
 from ..rationale import output as call_output
@@ -28,8 +25,7 @@ from .calls import diff_html_for, words_html
 if TYPE_CHECKING:
     from typing import Any
 
-    from ...journal.records import CallView
-    from ...journal.sessions import Loaded
+    from ...journal import CallView, Loaded
 
 NO_REASON = '<i class="muted">(no reason given)</i>'
 #: The header's facts, as they are named on the page and in the `session` record.

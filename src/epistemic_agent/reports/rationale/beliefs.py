@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...journal.beliefs import Ledger, final
+from ...journal import Ledger, final
 from .mdsafe import block, code, text
 
 if TYPE_CHECKING:

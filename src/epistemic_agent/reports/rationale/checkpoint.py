@@ -7,17 +7,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ...core.fsutil import atomic_write
-from ...core.structs import struct
-from ...journal.log import Position
-from ...journal.records import CallView
-from ...journal.state import SessionState
+from ...core import atomic_write, struct
+from ...journal import CallView, Position, SessionState
 from .totals import Totals
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ...core.layout import Layout
+    from ...core import Layout
 
 VERSION = 3
 

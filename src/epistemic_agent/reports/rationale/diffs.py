@@ -12,16 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.structs import struct
-from ...journal.blobs import read_blob
+from ...core import struct
+from ...journal import read_blob
 from .mdsafe import block, code, text
 
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from ...journal.log import Record
-    from ...journal.records import CallView
+    from ...journal import CallView, Record
 
 DIFF_LINES = 200
 DIFF_CHARS = 20_000

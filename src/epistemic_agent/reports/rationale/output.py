@@ -14,14 +14,14 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from ...journal.blobs import read_blob
+from ...journal import read_blob
 from .mdsafe import code, visible
 
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from ...journal.records import CallView
+    from ...journal import CallView
 
 OUTPUT_LINES = 40  # lines of each output the HTML page shows before "open it with show"
 OUTPUT_CHARS = 4000
@@ -71,7 +71,7 @@ def markdown(view: CallView, evidence: Path, base: Path, session: str | None) ->
 def html(view: CallView, evidence: Path, workspace: Path, session: str | None) -> str:
     """The HTML page's output part of an entry: its first lines, collapsed, each output with
     its size and blob (relative to the workspace), and the command that prints it all."""
-    from ...core.htmltext import esc  # the html module: not on the path of a recorded call
+    from ...core import esc  # the html module: not on the path of a recorded call
 
     if not view.output:
         return ""

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.fsutil import atomic_write
-from ...journal.log import Position, follow
-from ...journal.records import CallView, seq_of, view_of
+from ...core import atomic_write
+from ...journal import CallView, Position, follow, seq_of, view_of
 from . import diffs as call_diff
 from . import output as call_output
 from . import render
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-    from ...core.layout import Layout
+    from ...core import Layout
 
 DEAD_ENDS_PAGE = "dead-ends.md"  # in the session's pages folder
 

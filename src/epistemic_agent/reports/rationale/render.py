@@ -6,15 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ...core.tokens_text import tokens_line
-from ...core.vocabulary import act_order
-from ...journal.records import CallView
+from ...core import act_order, tokens_line
+from ...journal import CallView
 from .mdsafe import block, code, prose, text, visible
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ...journal.view import Tally
+    from ...journal import Tally
 
 
 def header(session: Mapping[str, Any], warning: Sequence[str] = ()) -> str:

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.fsutil import replace_file
-from ...journal.catalog import listing
-from ...journal.log import JournalError, Position, follow
-from ...journal.records import CallView, seq_of, view_of
-from ...journal.state import SessionState
-from ...journal.view import RAN, outcome_fate
+from ...core import replace_file
+from ...journal import (
+    RAN,
+    CallView,
+    JournalError,
+    Position,
+    SessionState,
+    follow,
+    listing,
+    outcome_fate,
+    seq_of,
+    view_of,
+)
 from . import beliefs as render_beliefs
 from . import checkpoint, render
 from . import diffs as call_diff
@@ -25,8 +32,8 @@ from .sessions import others
 from .totals import Totals
 
 if TYPE_CHECKING:
-    from ...core.layout import Layout
-    from ...journal.log import Record
+    from ...core import Layout
+    from ...journal import Record
 
 PAGE_SIZE = 100
 DEAD_ENDS_SHOWN = 20

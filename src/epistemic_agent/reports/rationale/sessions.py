@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...journal.catalog import Entry
+from ...journal import Entry
 from .mdsafe import code, text
 
 SHOWN = 20  # the newest sessions listed; the rest are counted

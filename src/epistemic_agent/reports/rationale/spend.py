@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ...journal.spend import Spend, dollars
+from ...journal import Spend, dollars
 
 _NAME = re.compile(r"[a-z][a-z-]*|\([a-z ]+\)")
 

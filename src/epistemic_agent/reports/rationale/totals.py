@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.structs import field, struct
+from ...core import field, struct
 from . import words as model_words
 
 if TYPE_CHECKING:

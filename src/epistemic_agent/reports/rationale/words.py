@@ -17,7 +17,7 @@ from .mdsafe import block, text, visible
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from ...journal.log import Record
+    from ...journal import Record
 
 _DECLARED = ("call", "rejected")
 _ENDS_TURN = ("final", "user")

@@ -16,18 +16,15 @@ import re
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
-from ...core.errors import EpistemicError
-from ...core.structs import field, struct
-from ...journal.records import seq_of
+from ...core import EpistemicError, field, struct
+from ...journal import seq_of
 from ..sentences import policy_source
 
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from ...journal.log import Record
-    from ...journal.records import CallView
-    from ...journal.sessions import Loaded
+    from ...journal import CallView, Loaded, Record
 
 TICKET = re.compile(r"(?i:ticket)\s*[:=#]\s*(\S+)|\b([A-Z][A-Z0-9_]+-\d+)\b")
 BEFORE = 0  # blame: the line was there when the session found the file

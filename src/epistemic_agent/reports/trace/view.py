@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.safetext import visible
+from ...core import visible
 from .model import BEFORE, OUTSIDE, Change, Trace, TraceError, blame
 
 if TYPE_CHECKING:
