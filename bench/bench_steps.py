@@ -69,8 +69,8 @@ STEPS: list[tuple[str, str, str | None, str]] = [
     ("  publish (alerts, result)", R + "pipeline", "Pipeline", "publish"),
     ("publish: RATIONALE.md + head anchor", R + "recorder", "Recorder", "publish"),
     ("journal append (all records)", "epistemic_agent.journal.writer", "JournalWriter", "append"),
-    ("live view: call started", R + "live.view", "LiveEvents", "call_started"),
-    ("live view: call finished", R + "live.view", "LiveEvents", "call_finished"),
+    ("live view: call started", A + "live.view", "LiveEvents", "call_started"),
+    ("live view: call finished", A + "live.view", "LiveEvents", "call_finished"),
 ]
 
 
