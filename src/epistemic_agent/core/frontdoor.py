@@ -5,7 +5,6 @@ until one of its names is needed (start-up stays lazy)."""
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import TYPE_CHECKING
 
@@ -16,15 +15,18 @@ if TYPE_CHECKING:
 def front_door(package: str, exports: Mapping[str, str]) -> Callable[[str], object]:
     """The module-level `__getattr__` of `package`, whose `exports` map each public name to
     "submodule:attribute". A name it does not export is an AttributeError, so that
-    `from package import submodule` still imports the submodule (inside the package)."""
+    `from package import submodule` still imports the submodule (inside the package). The
+    name is read from its module each time (nothing is copied to the package): a module's
+    attribute replaced later (a test's monkeypatch) is what the next import gets."""
 
     def __getattr__(name: str) -> object:
         where = exports.get(name)
         if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module, _, attribute = where.partition(":")
-        value = getattr(importlib.import_module(f"{package}.{module}"), attribute)
-        setattr(sys.modules[package], name, value)  # the next use is a plain attribute
-        return value
+        found = sys.modules.get(f"{package}.{module}")
+        if found is None:  # the builtin, not importlib: nothing more to import
+            found = __import__(f"{package}.{module}", fromlist=(attribute,))
+        return getattr(found, attribute)
 
     return __getattr__
