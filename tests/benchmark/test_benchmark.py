@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from conftest import EPISTEMIC
+from contentcache import cache_root, computed_once
+from epistemic_agent.benchmark import TASKS_DIR
 from epistemic_agent.benchmark.check import plays
 from epistemic_agent.benchmark.judge import run_oracle, verdict_of
 from epistemic_agent.benchmark.runner import BenchConfig, run_all
@@ -62,12 +64,25 @@ def test_the_benchmark_has_every_task_and_each_is_complete() -> None:
     assert [problem for task in TASKS for problem in check_task(task)] == []
 
 
-@pytest.fixture(scope="module")
-def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], int]:
-    out = tmp_path_factory.mktemp("check")
-    done = bench("--check-oracles", "--jobs", "2", "-o", str(out), "--json")
-    assert "Traceback" not in done.stderr
-    return out, json.loads(done.stdout), done.returncode
+def check_oracles(folder: Path) -> None:
+    """Every oracle checked both ways into `folder/out`, with what the command printed and its
+    exit status beside it."""
+    done = bench("--check-oracles", "--jobs", "2", "-o", str(folder / "out"), "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    (folder / "stdout.json").write_text(done.stdout)
+    (folder / "returncode").write_text(str(done.returncode))
+
+
+@pytest.fixture(scope="session")
+def checked(
+    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, Any], int]:
+    """The check of every oracle, run once per content of the tasks' folder (contentcache.py):
+    a later run, or another worker, reuses it until a task file changes."""
+    root = cache_root(pytestconfig, tmp_path_factory)
+    folder = computed_once(root, "check-oracles", TASKS_DIR, check_oracles)
+    stdout = (folder / "stdout.json").read_text()
+    return folder / "out", json.loads(stdout), int((folder / "returncode").read_text())
 
 
 def test_every_session_of_every_task_comes_out_as_labelled(
