@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import epistemic_strict
+from conftest import epistemic_strict, eventually
 from epistemic_agent.runtime.session import Session
 from sshkeys import new_key
 
@@ -287,17 +287,14 @@ def test_garbage_seals_are_reported(
 
 
 def test_sealing_with_the_agent_key_and_the_default_key(
-    ws: Path, keys: dict[str, Path], home: Path, tmp_path: Path
+    ws: Path, keys: dict[str, Path], home: Path, short_tmp: Path
 ) -> None:
-    socket = tmp_path / "agent.sock"
+    socket = short_tmp / "agent.sock"  # a socket's path must fit in 107 bytes
     agent = subprocess.Popen(
         ["ssh-agent", "-D", "-a", str(socket)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        for _ in range(100):
-            if socket.exists():
-                break
-            subprocess.run(["sleep", "0.05"], check=True)
+        eventually(socket.exists, "ssh-agent's socket", seconds=10)
         env = environ(home, SSH_AUTH_SOCK=str(socket))
         subprocess.run(["ssh-add", "-q", str(keys["alice"])], env=env, check=True)
         done = epistemic_strict("seal", str(ws), env=env)

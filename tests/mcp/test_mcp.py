@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, eventually
 from epistemic_agent.core.tools import TOOL_SPECS
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.runtime.prompt import system_prompt
@@ -222,9 +222,7 @@ async def test_the_head_is_printed_to_stderr_when_the_connection_closes(ws: Path
         async with connect(ws, errlog=log, env=dict(os.environ)) as session:
             call = {"command": "true", "type": "collect-info", "reason": LOOK}
             await session.call_tool("bash", call)
-    for _ in range(100):  # the server writes its last lines as it exits
-        if "journal head" in log_path.read_text():
-            break
-        time.sleep(0.05)
+    # the server writes its last lines as it exits
+    eventually(lambda: "journal head" in log_path.read_text(), "the server's last lines")
     head = verify_journal(ws / ".epistemic" / "journal.jsonl")
     assert f"epistemic mcp: journal head {head.head} (line {head.lines})" in log_path.read_text()
