@@ -117,6 +117,34 @@ def running_below(pid: int, needle: str) -> bool:
     return False
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """Sessions a test of the default tier opens in this process (its fixtures' included) run
+    unconfined, as on a machine with neither Landlock, namespaces nor bubblewrap, unless the
+    test gives them a platform: the default tier must pass on such a machine too. Tests
+    marked `system` keep what this machine has; so does the `epistemic` command."""
+    if item.get_closest_marker("system") is not None:
+        return (yield)
+    with pytest.MonkeyPatch.context() as patch:
+        unconfined(patch)
+        return (yield)
+
+
+def unconfined(patch: pytest.MonkeyPatch) -> None:
+    """Make `Session.open` choose no confinement where it would detect the machine's."""
+    from epistemic_agent import Session
+
+    module = sys.modules[Session.__module__]  # where Session.open finds its platform
+    detected = module.platform_for
+
+    def platform_for(settings: Any) -> Any:
+        if settings.platform is None and settings.enforce:
+            return detected(type(settings)(enforce=False))
+        return detected(settings)
+
+    patch.setattr(module, "platform_for", platform_for)
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     """A fresh, empty workspace with no git repository: `tmp_path / "ws"`."""

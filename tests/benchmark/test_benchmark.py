@@ -85,6 +85,8 @@ def checked(
     return folder / "out", json.loads(stdout), int((folder / "returncode").read_text())
 
 
+@pytest.mark.system  # the oracle check (minutes, once per content of the tasks)
+@pytest.mark.timeout(900)
 def test_every_session_of_every_task_comes_out_as_labelled(
     checked: tuple[Path, dict[str, Any], int],
 ) -> None:
@@ -104,6 +106,8 @@ def test_every_session_of_every_task_comes_out_as_labelled(
     assert json.loads((out / "check-oracles.json").read_text())["ok"] is True
 
 
+@pytest.mark.system  # the oracle check (minutes, once per content of the tasks)
+@pytest.mark.timeout(900)
 def test_the_reference_sessions_pass_cleanly_hidden_and_unflagged(
     checked: tuple[Path, dict[str, Any], int],
 ) -> None:
@@ -120,6 +124,8 @@ def test_the_reference_sessions_pass_cleanly_hidden_and_unflagged(
             assert "peeked" not in row, row["peeked"]
 
 
+@pytest.mark.system  # the oracle check (minutes, once per content of the tasks)
+@pytest.mark.timeout(900)
 def test_each_agent_is_hidden_from_every_judge_and_scratch_folder_of_the_batch(
     checked: tuple[Path, dict[str, Any], int],
 ) -> None:
@@ -138,6 +144,8 @@ def test_each_agent_is_hidden_from_every_judge_and_scratch_folder_of_the_batch(
         )
 
 
+@pytest.mark.system  # the oracle check (minutes, once per content of the tasks)
+@pytest.mark.timeout(900)
 def test_per_task_journals_are_kept_for_stats_and_diff(
     checked: tuple[Path, dict[str, Any], int],
 ) -> None:
@@ -152,6 +160,8 @@ def test_per_task_journals_are_kept_for_stats_and_diff(
         assert (workspace / "RATIONALE.md").is_file() and len(session.views) == row["calls"]
 
 
+@pytest.mark.system  # the oracle check (minutes, once per content of the tasks)
+@pytest.mark.timeout(900)
 def test_failure_lines_name_what_is_wrong_never_the_expected_value(
     checked: tuple[Path, dict[str, Any], int], tmp_path: Path
 ) -> None:
@@ -178,6 +188,7 @@ def test_failure_lines_name_what_is_wrong_never_the_expected_value(
         assert "expected" not in verdict and " [" not in verdict
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_interrupted_run_resumes_without_redoing_finished_tasks(tmp_path: Path) -> None:
     names = ["csv-counting", "sqlite-analysis"]
     config = BenchConfig("replay", tmp_path / "out", jobs=1)
@@ -262,6 +273,7 @@ WRITE = [
 ]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_oracle_that_crashes_is_an_oracle_error_not_a_failure(tmp_path: Path) -> None:
     crash = JUDGE + "def judge(ws):\n    raise KeyError('no such field')\n\nj.main(judge)\n"
     fake_task(tmp_path / "tasks", "crashy", crash, {"reference.json": WRITE, "wrong/w.json": WRITE})
@@ -285,6 +297,7 @@ def test_an_oracle_that_crashes_is_an_oracle_error_not_a_failure(tmp_path: Path)
     assert [r["ok"] for r in json.loads(checked.stdout)["plays"]] == [False, False]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_malformed_session_is_reported_by_name_and_the_rest_still_play(tmp_path: Path) -> None:
     oracle = (
         JUDGE
@@ -388,6 +401,7 @@ def script(tmp_path: Path, name: str, *calls: dict[str, Any], final: bool = True
     return path
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_run_that_did_not_end_is_not_a_result(tmp_path: Path) -> None:
     look = {
         "command": "ls",
@@ -404,6 +418,7 @@ def test_a_run_that_did_not_end_is_not_a_result(tmp_path: Path) -> None:
     assert not json.loads(again.stdout)["tasks"][0].get("resumed")  # run again, not reused
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_ctrl_c_stops_the_run_and_nothing_unfinished_counts(tmp_path: Path) -> None:
     import signal
     import time
@@ -451,6 +466,7 @@ def test_ctrl_c_stops_the_run_and_nothing_unfinished_counts(tmp_path: Path) -> N
     assert not (out / "sqlite-analysis" / "result.json").exists()  # queued, never started
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_git_in_a_task_does_not_find_a_repository_around_the_output(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     done = bench("--model", "replay", "--tasks", "csv-counting", "-o", str(tmp_path / "runs"))

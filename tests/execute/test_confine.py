@@ -34,7 +34,10 @@ from epistemic_agent.journal.log import JournalError
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.runtime.session import Session, Settings
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
+pytestmark = [
+    pytest.mark.system,  # each guarantee of confinement, attacked under every mechanism
+    pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only"),
+]
 
 FOUND = detect(probe_bwrap=True)
 MARK = b"FORGED"  # never written literally by a command: each builds it from two halves

@@ -73,6 +73,7 @@ def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
     return process.returncode, err
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_signed_approval_runs_the_call_and_an_auditor_can_recheck_it(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str], tmp_path: Path
 ) -> None:
@@ -126,6 +127,7 @@ def assert_rejected_then_signed(
     assert of_kind(ws, "approval")[0]["signer"] == "alice@example.com"
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_an_unsigned_answer_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
@@ -134,6 +136,7 @@ def test_an_unsigned_answer_does_not_count(
     assert_rejected_then_signed(ws, keys, waiting, "not signed")
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_an_unknown_signer_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
@@ -143,6 +146,7 @@ def test_an_unknown_signer_does_not_count(
     assert_rejected_then_signed(ws, keys, waiting, "unknown signer")
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_claimed_name_that_is_not_the_keys_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
@@ -228,6 +232,7 @@ def test_an_answer_signed_outside_the_requests_time_does_not_count(
     assert_rejected_then_signed(ws, keys, waiting, "outside the time the request was open")
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_late_or_unknown_answer_fails_with_a_clear_message(ws: Path, keys: Keys) -> None:
     (ws / "epistemic.toml").write_text(SIGNED_POLICY.replace("timeout = 60", "timeout = 0.5"))
     done = epistemic(
@@ -249,6 +254,7 @@ def test_no_key_to_sign_with_is_a_clear_error(ws: Path, waiting: subprocess.Pope
     assert not (ws / ANSWER).exists()
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_missing_or_empty_allowed_signers_file_stops_the_session(ws: Path) -> None:
     (ws / "allowed_signers").unlink()
     done = epistemic("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", cwd=ws)
@@ -497,6 +503,7 @@ def test_an_approval_that_no_longer_fits_its_record_is_caught(
     assert "chain-broken" not in checks(found)
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_an_approval_re_signed_by_another_key_is_untrusted(
     approved: Path, keys: Keys, tmp_path: Path
 ) -> None:
@@ -522,6 +529,7 @@ def test_an_approval_re_signed_by_another_key_is_untrusted(
     assert optional["exit"] == 1 and checks(optional) == ["approval-untrusted"]
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_signer_renamed_in_the_record_is_untrusted(approved: Path) -> None:
     def rename(found: dict[str, Any]) -> None:
         if found["kind"] == "approval":

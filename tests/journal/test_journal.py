@@ -131,6 +131,7 @@ def test_head_anchor_matches_the_journal(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.system  # the command cannot see the record: confinement
 def test_declaration_is_fsynced_before_the_command_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -451,6 +452,7 @@ WORKER = textwrap.dedent(
 )
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_concurrent_sessions_keep_one_chain(tmp_path: Path) -> None:
     workers, per_worker = 4, 25
     processes = [
@@ -550,6 +552,7 @@ def printf_command(payload: str) -> str:
     return "printf '%s\\n' " + shlex.quote(payload)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @settings(
     max_examples=30,
     deadline=None,

@@ -176,6 +176,7 @@ def test_a_full_rewrite_is_caught_by_the_seal(ws: Path, keys: dict[str, Path], h
     assert found["status"] == "unsealed"
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_journal_never_sealed_is_unsealed_not_tampered(
     ws: Path, keys: dict[str, Path], home: Path
 ) -> None:
@@ -385,6 +386,7 @@ def test_plain_verify_without_ssh_keygen_notes_the_unchecked_signature(
     assert any("signature not checked: ssh-keygen not found" in n for n in found["notes"])
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_export_carries_the_seals_and_verify_checks_them_in_the_bundle(
     ws: Path, keys: dict[str, Path], home: Path, tmp_path: Path
 ) -> None:

@@ -42,6 +42,7 @@ def verdict(ws: Path, *options: str) -> tuple[int, dict[str, Any]]:
     return done.returncode, json.loads(done.stdout)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_verify_reads_the_named_session(ws: tuple[Path, list[dict[str, Any]]]) -> None:
     workspace, (first, second) = ws
     newest = verdict(workspace)

@@ -30,6 +30,8 @@ from modelserver import Call, ModelServer, Step
 from npminstall import InstallError, install
 from sshkeys import new_key, signer_line
 
+pytestmark = pytest.mark.system  # the real clients, installed from npm
+
 LOOK = "Nothing is known about this workspace yet; list it before changing anything."
 WRITE = "The task asks for a notes file; writing it is the deliverable itself."
 GHOST = "Creating the marker file the task mentions, as the first change."

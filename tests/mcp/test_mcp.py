@@ -108,6 +108,7 @@ async def test_a_file_edit_through_mcp(ws: Path) -> None:
     assert acts == ["change-state", "change-state", "collect-info"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 async def test_a_policy_denial_and_an_approval_through_files(ws: Path) -> None:
     (ws / "epistemic.toml").write_text(
         'default = "allow"\n'
@@ -167,6 +168,7 @@ async def test_a_broken_policy_stops_the_server_before_it_serves(ws: Path) -> No
     assert not (ws / ".epistemic").exists()
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_malformed_requests_get_protocol_errors_and_stdout_stays_clean(ws: Path) -> None:
     lines = [
         "this is not json",

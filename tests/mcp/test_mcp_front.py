@@ -282,6 +282,7 @@ def journal_calls(server: Raw) -> list[dict[str, Any]]:
     return [record for record in records if record["kind"] == "call"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_front_says_what_the_sdk_says_in_a_session(tmp_path: Any) -> None:
     """Byte for byte: results, a rejection, progress, ping, the newer era refused, and a
     cancelled call never answered."""

@@ -119,6 +119,7 @@ def copy(demo: Path, tmp_path: Path) -> Path:
 # -- lint ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_lint_finds_nothing_on_the_demo(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "lint", str(demo))
     assert code == 0, out

@@ -90,6 +90,7 @@ def shown(text: str) -> str:
 # -- 1. record text is data ------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_log_shows_commands_and_reasons_verbatim(hostile: Path) -> None:
     done = run("log", cwd=hostile, env={"COLUMNS": "400"})
     assert done.returncode == 0, done.stderr
@@ -237,6 +238,7 @@ READERS = [
 ]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("how", ["reason", "middle"])
 @pytest.mark.parametrize(("command", "args", "status"), READERS)
 def test_every_reader_announces_a_tampered_journal_first(
@@ -273,6 +275,7 @@ def test_html_page_names_the_unverified_calls(hostile: Path, tmp_path: Path) -> 
     assert html.index("WARNING") < html.index('id="narrative"')
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_intact_journal_is_not_announced(hostile: Path, tmp_path: Path) -> None:
     for command, args, _ in READERS:
         done = run(command, *args, cwd=hostile)

@@ -121,6 +121,7 @@ def test_shape_line_and_act_table(small: Path) -> None:
     ]
 
 
+@pytest.mark.system  # an entry says the workspace was read-only: confinement
 def test_narrative_entries(small: Path) -> None:
     text = rationale(small)
     narrative = section(text, "Narrative")
@@ -289,6 +290,7 @@ def paged_copy(paged: Path, tmp_path: Path) -> Path:
     return copy
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_pages(paged: Path) -> None:
     text = rationale(paged)
     first = ".epistemic/report/calls-000001-000100.md"

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from epistemic_agent.runtime.session import Session
 
 REASON = "learn what this prints in the current workspace"
@@ -66,6 +68,7 @@ print(json.dumps({"opened": opened, "torn": torn, "changed": changed,
 """
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_readers_holding_the_report_open_keep_whole_reports(ws: Path, tmp_path: Path) -> None:
     (ws / "f.txt").write_text("x\n" * 2000)  # a report of some size: its calls quote it
     session = Session(ws).open()

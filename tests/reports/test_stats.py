@@ -100,6 +100,7 @@ def expected_acts(workspace: Path) -> Counter[str]:
 # -- stats: one session ------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_stats_of_one_demo_session_prints_its_numbers(runs: Path) -> None:
     workspace = runs / "demo-1"
     done = epistemic("stats", str(workspace))
@@ -372,6 +373,7 @@ READERS: dict[str, Callable[[Path, Path, Path], list[str]]] = {
 }
 
 
+@pytest.mark.system  # a long sweep: 3,000 commands
 @pytest.mark.parametrize("value", BAD_VALUES, ids=BAD_IDS)
 @pytest.mark.parametrize("reader", READERS)
 def test_readers_never_crash_on_fields_of_the_wrong_type(
@@ -399,6 +401,7 @@ def test_readers_never_crash_on_fields_of_the_wrong_type(
         assert "rendering failed" not in out + err, what
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_wall_time_is_from_the_start_to_the_latest_sound_timestamp(
     runs: Path, tmp_path: Path
 ) -> None:

@@ -1054,6 +1054,7 @@ def ctrl_c_twice(proc: subprocess.Popen[str]) -> tuple[str, str]:
     return "".join(out), "".join(err)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_one_ctrl_c_finishes_the_call_and_stops_before_the_next(ws: Path, tmp_path: Path) -> None:
     turns = [
         calls(

@@ -90,6 +90,7 @@ def test_pending_lists_every_sessions_requests_with_its_id(
     assert [item["session_id"] for item in json.loads(folder.stdout)] == [second.id]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_same_seq_waiting_twice_is_refused_until_a_session_is_named(
     ws: Path, two: tuple[Asking, Asking]
 ) -> None:
@@ -165,6 +166,7 @@ def alice(tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return key
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_signed_answer_for_one_session_is_refused_by_another(ws: Path, alice: Path) -> None:
     """Alice's own signature over the first session's call 1, given the second session's
     nonce and put in the second session's folder: the statement names the other session."""
