@@ -210,6 +210,7 @@ def test_an_interrupted_run_resumes_without_redoing_finished_tasks(tmp_path: Pat
     assert not any(row.get("resumed") for row in third)  # another model: nothing reused
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     for args, message in (
         (["--model", "replay", "--tasks", "no-such-task"], "unknown task(s) no-such-task"),
@@ -322,6 +323,7 @@ def test_a_malformed_session_is_reported_by_name_and_the_rest_still_play(tmp_pat
     assert not by_session["broken"]["ok"] and "2 of 4 as labelled" in done.stdout
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_oracle_is_never_told_to_explain_during_a_run(tmp_path: Path) -> None:
     oracle = (
         JUDGE + "def judge(ws):\n    j.fail('done.txt is wrong', 'expected 41')\n\nj.main(judge)\n"

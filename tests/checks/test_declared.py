@@ -687,6 +687,7 @@ def test_classify_without_a_command_is_a_clean_usage_error(args: tuple[str, ...]
 # -- 6. epistemic doctor ---------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_doctor_text(tmp_path: Path) -> None:
     done = epistemic("doctor", "-C", str(tmp_path))
     assert done.returncode == 0, done.stderr

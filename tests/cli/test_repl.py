@@ -85,6 +85,7 @@ def test_arrow_keys_edit_the_line_they_do_not_print_escapes(ws: Path, tmp_path: 
     assert not any("^[[D" in line for line in term.display())
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_history_recalls_a_message_across_restarts_and_is_kept_private(
     ws: Path, tmp_path: Path
 ) -> None:

@@ -201,6 +201,7 @@ FORGERIES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
 }
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("forgery", FORGERIES, ids=list(FORGERIES))
 def test_forged_answers_do_not_count(
     ws: Path,
@@ -390,6 +391,7 @@ def test_without_a_key_a_no_is_a_denial_by_the_person_at_the_terminal(
     assert code == 2 and not (ws / "made.txt").exists(), screen
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_run_signs_a_terminal_answer_with_the_key_it_is_given(
     ws: Path, keys: Keys, tmp_path: Path
 ) -> None:
@@ -462,6 +464,7 @@ def checks(found: dict[str, Any]) -> list[str]:
     return [problem["check"] for problem in found.get("problems", [])]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_verify_matches_each_signed_approval_to_its_call(approved: Path) -> None:
     plain = verdict(approved)
     assert plain["exit"] == 0 and checks(plain) == []
@@ -491,6 +494,7 @@ def another_session(record: dict[str, Any]) -> None:
         record["session"] = "f" * 32
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("change", [edit_the_command, edit_the_comment, another_session])
 def test_an_approval_that_no_longer_fits_its_record_is_caught(
     approved: Path, change: Callable[[dict[str, Any]], None]

@@ -491,6 +491,7 @@ def test_concurrent_sessions_keep_one_chain(tmp_path: Path) -> None:
     assert all(v.status == "ran" and v.ok for v in views)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_concurrent_epistemic_exec_processes(tmp_path: Path) -> None:
     count = 8
     processes = [

@@ -219,6 +219,7 @@ def test_an_expected_head_of_zeros_is_no_line_of_the_journal(ws: Path, home: Pat
     assert kept.returncode == 0, kept
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_rewriter_sealing_with_their_own_key_is_an_unknown_signer(
     ws: Path, keys: dict[str, Path], home: Path
 ) -> None:

@@ -116,6 +116,7 @@ async def test_progress_notifications_keep_a_waiting_call_alive(ws: Path) -> Non
     assert len(beats) >= 3 and beats == sorted(beats), beats
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_client_that_goes_away_leaves_nothing_waiting(ws: Path) -> None:
     """Raw JSON-RPC: the client asks, then closes its end while the call waits."""
     (ws / "epistemic.toml").write_text(ASKS)

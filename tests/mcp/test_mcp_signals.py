@@ -118,6 +118,7 @@ def exec_elsewhere(ws: Path, mcp_session: str) -> None:
     assert human["mode"] != "mcp" and human["calls"] == 1, human
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("in_flight", [False, True], ids=["idle", "in-flight"])
 @pytest.mark.parametrize("how", ENDINGS)
 def test_a_signal_or_the_end_of_input_closes_the_session(
@@ -183,6 +184,7 @@ def server_pid(ws: Path) -> int:
     return pid
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.anyio
 @pytest.mark.parametrize("in_flight", [False, True], ids=["idle", "in-flight"])
 @pytest.mark.parametrize("how", ENDINGS)

@@ -348,6 +348,7 @@ def test_slow_server_is_retried_as_a_timeout(
     assert "did not answer in time" in error["message"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_slow_server_ends_in_a_provider_error(
     wire: Wire, server: FakeServer, tmp_path: Path
 ) -> None:

@@ -102,6 +102,7 @@ def test_log_shows_commands_and_reasons_verbatim(hostile: Path) -> None:
     assert len(rows) == 4  # one row per call
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_log_does_not_crash_on_a_human_denial_or_an_approval_timeout(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -382,6 +383,7 @@ FAILED t.py::test_a - assert 1 == 2
 """
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize(
     ("command", "expected", "first"),
     [

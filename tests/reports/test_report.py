@@ -388,6 +388,7 @@ def test_late_outcome_rewrites_a_finished_page(ws: Path) -> None:
 # -- atomic rewrites ---------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_readers_never_see_a_half_written_report(ws: Path) -> None:
     (ws / "f.txt").write_text("x\n")
     session = Session(ws).open()

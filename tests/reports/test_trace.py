@@ -588,6 +588,7 @@ def test_run_and_mcp_record_the_ticket(tmp_path: Path) -> None:
     assert [r["ticket"] for r in journal(served) if r["kind"] == "call"] == ["MCP-1"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_hook_command_on_a_bad_message_file_is_a_clear_error(mixed: Path) -> None:
     done = epistemic("git-hook", "trailers", "-C", str(mixed), str(mixed / "no" / "such"))
     assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -252,6 +252,7 @@ def test_html_of_every_status_approvals_and_policies(api: Path) -> None:
 # -- what the readers must survive --------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_torn_journal_is_shown_with_a_note(demo: Path, tmp_path: Path) -> None:
     journal = copy_journal(demo, tmp_path / "torn")
     with journal.open("a") as handle:
@@ -303,6 +304,7 @@ def test_many_lines_of_a_newer_version_are_one_note(demo: Path, tmp_path: Path) 
     assert (tmp_path / "n.html").read_text().count("format version 2") == 1
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize(
     ("kind", "key", "value"),
     [("outcome", "seq", {"a": 1}), ("outcome", "seq", ["x"]), ("rejected", "policy", "deny")],
@@ -331,6 +333,7 @@ def test_fields_of_the_wrong_type_are_read_as_absent(
         )
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_plot_draws_control_characters_as_escapes(demo: Path, tmp_path: Path) -> None:
     """No glyph for them: matplotlib would warn on stderr, echoing the escape sequence."""
     journal = copy_journal(demo, tmp_path / "escapes", anchor=False)

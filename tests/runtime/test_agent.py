@@ -1142,6 +1142,7 @@ def test_two_ctrl_c_abort_the_running_command(ws: Path, tmp_path: Path) -> None:
     assert "**Stopped:** `interrupted`" in text
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_two_ctrl_c_keep_what_the_command_printed_and_every_reader_says_aborted(
     ws: Path, tmp_path: Path
 ) -> None:

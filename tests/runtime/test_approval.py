@@ -277,6 +277,7 @@ def test_file_channel_deny_carries_the_comment_back(ws: Path) -> None:
     assert outcome["denied"] is True and "wrong file" in outcome["outcome"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_unanswered_request_is_denied_after_the_timeout(ws: Path) -> None:
     started = time.monotonic()
     done = run(

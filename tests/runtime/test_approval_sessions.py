@@ -120,6 +120,7 @@ def test_the_same_seq_waiting_twice_is_refused_until_a_session_is_named(
     assert late.returncode == 1 and "answered already" in late.stderr
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_answer_for_one_session_does_not_approve_anothers_call(
     ws: Path, two: tuple[Asking, Asking]
 ) -> None:
@@ -142,6 +143,7 @@ def test_an_answer_for_one_session_does_not_approve_anothers_call(
     assert second.finish()[0] == 2 and not second.marker.exists()
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_bad_session_choices_are_clear_errors(ws: Path, two: tuple[Asking, Asking]) -> None:
     for args in (
         ("approve", "1", "--session", "ffffffffffff"),

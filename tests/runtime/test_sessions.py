@@ -205,6 +205,7 @@ def test_run_resume_continues_the_conversation_from_the_journal(tmp_path: Path) 
     assert isinstance(messages[4], UserMessage) and messages[4].text == "one more thing"
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_show_prints_a_call_in_full_escaped_with_its_output_and_diff(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
