@@ -1,15 +1,17 @@
 """What the tests share: the repository root, the `epistemic` command and a runner for it,
 workspace fixtures, and the fake model server with the clean environment its clients need.
 
-The plain names (`ROOT`, `EPISTEMIC`, `cli_env`, `epistemic`, `epistemic_strict`, `eventually`)
-are imported as `from conftest import ...`; pytest puts this folder on the path (pyproject's
-`pythonpath`)."""
+The plain names (`ROOT`, `EPISTEMIC`, `cli_env`, `epistemic`, `epistemic_strict`, `eventually`,
+`running_below`) are imported as `from conftest import ...`; pytest puts this folder on the
+path (pyproject's `pythonpath`)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -90,12 +92,74 @@ def eventually(check: Callable[[], Any], what: str, seconds: float = 30) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def running_below(pid: int, needle: str) -> bool:
+    """Whether a process below `pid` (a child, a grandchild...) has `needle` in its command line
+    (its arguments joined by spaces): a command a session started is running."""
+    children: dict[int, list[int]] = {}
+    commands: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:  # it ended meanwhile
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+        commands[int(entry.name)] = command.replace(b"\0", b" ").decode(errors="replace")
+    below = list(children.get(pid, []))
+    while below:
+        child = below.pop()
+        if needle in commands.get(child, ""):
+            return True
+        below += children.get(child, [])
+    return False
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """Sessions a test of the default tier opens in this process (its fixtures' included) run
+    unconfined, as on a machine with neither Landlock, namespaces nor bubblewrap, unless the
+    test gives them a platform: the default tier must pass on such a machine too. Tests
+    marked `system` keep what this machine has; so does the `epistemic` command."""
+    if item.get_closest_marker("system") is not None:
+        return (yield)
+    with pytest.MonkeyPatch.context() as patch:
+        unconfined(patch)
+        return (yield)
+
+
+def unconfined(patch: pytest.MonkeyPatch) -> None:
+    """Make `Session.open` choose no confinement where it would detect the machine's."""
+    from epistemic_agent import Session
+
+    module = sys.modules[Session.__module__]  # where Session.open finds its platform
+    detected = module.platform_for
+
+    def platform_for(settings: Any) -> Any:
+        if settings.platform is None and settings.enforce:
+            return detected(type(settings)(enforce=False))
+        return detected(settings)
+
+    patch.setattr(module, "platform_for", platform_for)
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     """A fresh, empty workspace with no git repository: `tmp_path / "ws"`."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     return workspace
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A fresh folder with a short path (`/tmp/t-XXXXXXXX`), for what must fit in 107 bytes, a
+    Unix socket's address: `tmp_path` grows with the test's name and xdist's worker folder."""
+    folder = Path(tempfile.mkdtemp(prefix="t-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import json
 import re
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC, cli_env, epistemic
+from conftest import EPISTEMIC, cli_env, epistemic, eventually, running_below
 from epistemic_agent.agent import prompt
 from epistemic_agent.agent.loop import EXIT_CODES, Agent, AgentConfig, Stop
 from epistemic_agent.cli import app as cli
@@ -158,14 +159,6 @@ def json_lines(stdout: str) -> list[dict[str, Any]]:
     lines = stdout.splitlines()
     assert lines, "no output"
     return [json.loads(line) for line in lines]
-
-
-def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 HAPPY = [
@@ -1037,10 +1030,31 @@ def wait_until_running(ws: Path, proc: subprocess.Popen[str], seq: int = 1) -> N
             for r in (json.loads(x) for x in path.read_text().splitlines() if x.endswith("}"))
         )
 
-    wait_for(declared, 10, "the call to be declared")
-    time.sleep(0.4)  # into the command's wait
+    eventually(declared, "the call to be declared", 10)
+    eventually(lambda: running_below(proc.pid, "sleep"), "the command to run", 10)
 
 
+def ctrl_c_twice(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """Ctrl-C, and Ctrl-C again once the run says it heard the first; what it printed (stdout,
+    stderr), once it ended."""
+    out: list[str] = []
+    err: list[str] = []
+    readers = [
+        threading.Thread(target=lambda: out.append(proc.stdout.read())),  # type: ignore[union-attr]
+        threading.Thread(target=lambda: err.extend(iter(proc.stderr.readline, ""))),  # type: ignore[union-attr]
+    ]
+    for reader in readers:
+        reader.start()
+    proc.send_signal(signal.SIGINT)
+    eventually(lambda: "Ctrl-C again aborts it" in "".join(err), "the first Ctrl-C heard", 10)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=15)
+    for reader in readers:
+        reader.join(timeout=15)
+    return "".join(out), "".join(err)
+
+
+@pytest.mark.system  # end to end, slow for the default tier
 def test_one_ctrl_c_finishes_the_call_and_stops_before_the_next(ws: Path, tmp_path: Path) -> None:
     turns = [
         calls(
@@ -1098,10 +1112,7 @@ def test_two_ctrl_c_abort_the_running_command(ws: Path, tmp_path: Path) -> None:
     try:
         wait_until_running(ws, proc)
         started = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        time.sleep(0.4)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=15)
+        out, err = ctrl_c_twice(proc)
         elapsed = time.monotonic() - started
     finally:
         if proc.poll() is None:
@@ -1131,6 +1142,7 @@ def test_two_ctrl_c_abort_the_running_command(ws: Path, tmp_path: Path) -> None:
     assert "**Stopped:** `interrupted`" in text
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_two_ctrl_c_keep_what_the_command_printed_and_every_reader_says_aborted(
     ws: Path, tmp_path: Path
 ) -> None:
@@ -1144,15 +1156,12 @@ def test_two_ctrl_c_keep_what_the_command_printed_and_every_reader_says_aborted(
     try:
         wait_until_running(ws, proc)
         captured = ws / ".epistemic" / "tmp"
-        wait_for(
+        eventually(
             lambda: any(p.read_bytes().count(b"\n") == 15 for p in captured.glob("*.out")),
-            10,
             "the 15 lines in the capture file",
+            10,
         )
-        proc.send_signal(signal.SIGINT)
-        time.sleep(0.4)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=15)
+        out, err = ctrl_c_twice(proc)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -187,6 +187,7 @@ class Recording(ReplayProvider):
         return super().complete(system, messages)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_long_replayed_session_is_compacted_and_journaled(tmp_path: Path) -> None:
     turns = [
         {

@@ -30,7 +30,11 @@ from epistemic_agent.providers.base import ToolCall, Turn
 from epistemic_agent.session import shell_step
 from epistemic_agent.session.session import Session, Settings
 
-pytestmark = [pytest.mark.timeout(600), pytest.mark.usefixtures("clean_env")]
+pytestmark = [
+    pytest.mark.system,  # a session thousands of calls long
+    pytest.mark.timeout(600),
+    pytest.mark.usefixtures("clean_env"),
+]
 
 EARLY, LATE, WINDOW = 150, 5250, 10  # half-way into a page, and the same acts in turn
 ACTS = ("collect-info", "change-state", "verify")

@@ -69,6 +69,7 @@ def cells(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_the_running_line_ticks_with_a_tail_while_the_command_runs(
     ws: Path, tmp_path: Path
 ) -> None:
@@ -97,6 +98,7 @@ def test_the_running_line_ticks_with_a_tail_while_the_command_runs(
     assert any(line.strip().startswith("✓ 3.") for line in final)
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_sleep_shows_its_running_line_before_its_outcome(ws: Path, tmp_path: Path) -> None:
     played = script(tmp_path, [{"calls": [bash("sleep 3")]}, {"final": "done"}])
     term = on_pty(ws, played)
@@ -125,6 +127,7 @@ def test_off_a_terminal_the_view_is_plain_lines(ws: Path, tmp_path: Path) -> Non
     assert any(re.fullmatch(r" {6}✓ \d\.\d\d s", line) for line in lines)
 
 
+@pytest.mark.system  # a terminal, end to end
 @pytest.mark.parametrize("how", ["NO_COLOR", "--no-color"])
 def test_no_color_turns_colour_off_on_a_terminal(ws: Path, tmp_path: Path, how: str) -> None:
     played = script(tmp_path, [{"calls": [bash("sleep 1; exit 3")]}, {"final": "done"}])
@@ -142,6 +145,7 @@ def test_no_color_turns_colour_off_on_a_terminal(ws: Path, tmp_path: Path, how: 
     assert COLOUR.search(colourful.text())  # the same run without it has colour
 
 
+@pytest.mark.system  # a terminal, end to end
 @pytest.mark.parametrize("columns", [80, 120])
 def test_every_line_fits_the_terminal(ws: Path, tmp_path: Path, columns: int) -> None:
     long = "echo " + "word " * 60 + "; sleep 1; echo " + "x" * 300

@@ -243,6 +243,7 @@ def pending(ws: Path) -> list[dict[str, Any]]:
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_file_channel_approve_from_another_process(ws: Path) -> None:
     process = start_exec(ws, "--approve", "mutating")
     waiting = eventually(lambda: pending(ws), "the request")
@@ -276,6 +277,7 @@ def test_file_channel_deny_carries_the_comment_back(ws: Path) -> None:
     assert outcome["denied"] is True and "wrong file" in outcome["outcome"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_unanswered_request_is_denied_after_the_timeout(ws: Path) -> None:
     started = time.monotonic()
     done = run(
@@ -361,6 +363,7 @@ def test_terminal_denial_and_a_confused_answer(ws: Path) -> None:
 BROKEN = 'default = "allow"\n[[rule]]\nid = "x"\nwhen = "mutating &&"\ndecision = "ask"\n'
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_broken_policy_stops_exec_before_anything_happens(ws: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(BROKEN)
@@ -478,6 +481,7 @@ def test_an_answer_written_before_the_question_is_not_an_answer(ws: Path) -> Non
     assert of_kind(ws, "approval")[0]["timed_out"] is True
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_an_answer_that_does_not_name_the_request_is_not_an_answer(ws: Path) -> None:
     import threading
 

@@ -90,6 +90,7 @@ def test_pending_lists_every_sessions_requests_with_its_id(
     assert [item["session_id"] for item in json.loads(folder.stdout)] == [second.id]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_same_seq_waiting_twice_is_refused_until_a_session_is_named(
     ws: Path, two: tuple[Asking, Asking]
 ) -> None:
@@ -119,6 +120,7 @@ def test_the_same_seq_waiting_twice_is_refused_until_a_session_is_named(
     assert late.returncode == 1 and "answered already" in late.stderr
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_answer_for_one_session_does_not_approve_anothers_call(
     ws: Path, two: tuple[Asking, Asking]
 ) -> None:
@@ -141,6 +143,7 @@ def test_an_answer_for_one_session_does_not_approve_anothers_call(
     assert second.finish()[0] == 2 and not second.marker.exists()
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_bad_session_choices_are_clear_errors(ws: Path, two: tuple[Asking, Asking]) -> None:
     for args in (
         ("approve", "1", "--session", "ffffffffffff"),
@@ -165,6 +168,7 @@ def alice(tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return key
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_signed_answer_for_one_session_is_refused_by_another(ws: Path, alice: Path) -> None:
     """Alice's own signature over the first session's call 1, given the second session's
     nonce and put in the second session's folder: the statement names the other session."""

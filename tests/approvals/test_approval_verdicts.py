@@ -65,6 +65,7 @@ def test_a_taken_denial_says_who_denied_it_unsigned(
     assert asking.wait(30) == 2 and not (ws / "made.txt").exists()
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_session_that_does_not_decide_in_time_is_not_reported_as_deciding(
     ws: Path, asking: subprocess.Popen[str]
 ) -> None:

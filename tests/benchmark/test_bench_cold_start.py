@@ -89,6 +89,7 @@ def run_script(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.system  # runs the benchmark script
 def test_a_short_run_of_this_tree_prints_the_table() -> None:
     done = run_script("--rounds", "2")
     assert done.returncode == 0, done.stderr
@@ -97,6 +98,7 @@ def test_a_short_run_of_this_tree_prints_the_table() -> None:
     assert "2 rounds" in done.stdout
 
 
+@pytest.mark.system  # runs the benchmark script
 def test_the_floor_is_the_standard_library_exec_loads_and_nothing_of_the_package(
     tmp_path: Path,
 ) -> None:

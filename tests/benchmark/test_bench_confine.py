@@ -22,7 +22,10 @@ from epistemic_agent.benchmark.peek import Watch
 from epistemic_agent.session.session import Session, Settings
 from mechanisms import confined_by
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
+pytestmark = [
+    pytest.mark.system,  # the benchmark's hiding, under every mechanism
+    pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only"),
+]
 
 LOOK = "look at what lies around before deciding anything"
 SECRET = "the answer is 42"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.system  # runs a benchmark script (minutes)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -132,6 +132,7 @@ def test_openai_reuses_prefixes_only_on_the_same_route_and_when_enabled() -> Non
     assert off.bill(openai(["p" * 6000], key="a"))[1] == 0
 
 
+@pytest.mark.system  # a benchmark session against the fake servers
 def test_a_short_benchmark_session_bills_what_the_journal_records(tmp_path: Path) -> None:
     import bench_cost
 

@@ -22,7 +22,10 @@ from epistemic_agent.benchmark.readable import allow_list
 from installs import BASE_PYTHON, BIN
 from mechanisms import FOUND
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the benchmark runs on Linux")
+pytestmark = [
+    pytest.mark.system,  # the judging environment: real interpreters, confined
+    pytest.mark.skipif(sys.platform != "linux", reason="the benchmark runs on Linux"),
+]
 
 TOOL = str(Path(sys.prefix).resolve())  # this checkout's venv: the tool's own environment
 #: What a venv's interpreter printed when the benchmark's confinement could not read its venv.

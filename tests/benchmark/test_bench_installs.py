@@ -21,7 +21,10 @@ import pytest
 from conftest import EPISTEMIC
 from installs import BIN, Install, environment, make_install, wheel
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the benchmark runs on Linux")
+pytestmark = [
+    pytest.mark.system,  # the benchmark from real installs (pipx, uvx, venvs)
+    pytest.mark.skipif(sys.platform != "linux", reason="the benchmark runs on Linux"),
+]
 
 PLAIN = "/usr/bin:/bin"
 LAYOUTS = ["activated-venv", "venv-by-path", "activated-wheel-venv", "pipx", "uvx"]

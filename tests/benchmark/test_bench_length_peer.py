@@ -17,6 +17,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.system  # runs benchmark scripts
+
 ROW = r"\|\s+[0-9.]+\s+\|"  # a cell holding a number
 
 

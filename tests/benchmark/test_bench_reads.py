@@ -26,7 +26,10 @@ from epistemic_agent.execute.sandbox.platform import Platform
 from epistemic_agent.session.session import Session, Settings
 from mechanisms import FOUND, confined_by
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
+pytestmark = [
+    pytest.mark.system,  # the benchmark's read allow-list, under every mechanism
+    pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only"),
+]
 
 LOOK = "look at what lies around before deciding anything"
 SECRET = "the answer is 42, from a copy nobody knew of"

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from conftest import EPISTEMIC
+from contentcache import cache_root, computed_once
+from epistemic_agent.benchmark import TASKS_DIR
 from epistemic_agent.benchmark.check import plays
 from epistemic_agent.benchmark.judge import run_oracle, verdict_of
 from epistemic_agent.benchmark.runner import BenchConfig, run_all
@@ -62,14 +64,29 @@ def test_the_benchmark_has_every_task_and_each_is_complete() -> None:
     assert [problem for task in TASKS for problem in check_task(task)] == []
 
 
-@pytest.fixture(scope="module")
-def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], int]:
-    out = tmp_path_factory.mktemp("check")
-    done = bench("--check-oracles", "--jobs", "2", "-o", str(out), "--json")
-    assert "Traceback" not in done.stderr
-    return out, json.loads(done.stdout), done.returncode
+def check_oracles(folder: Path) -> None:
+    """Every oracle checked both ways into `folder/out`, with what the command printed and its
+    exit status beside it."""
+    done = bench("--check-oracles", "--jobs", "2", "-o", str(folder / "out"), "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    (folder / "stdout.json").write_text(done.stdout)
+    (folder / "returncode").write_text(str(done.returncode))
 
 
+@pytest.fixture(scope="session")
+def checked(
+    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, Any], int]:
+    """The check of every oracle, run once per content of the tasks' folder (contentcache.py):
+    a later run, or another worker, reuses it until a task file changes."""
+    root = cache_root(pytestconfig, tmp_path_factory)
+    folder = computed_once(root, "check-oracles", TASKS_DIR, check_oracles)
+    stdout = (folder / "stdout.json").read_text()
+    return folder / "out", json.loads(stdout), int((folder / "returncode").read_text())
+
+
+@pytest.mark.system  # the oracle check (minutes, once per content of the tasks)
+@pytest.mark.timeout(900)
 def test_every_session_of_every_task_comes_out_as_labelled(
     checked: tuple[Path, dict[str, Any], int],
 ) -> None:
@@ -89,6 +106,8 @@ def test_every_session_of_every_task_comes_out_as_labelled(
     assert json.loads((out / "check-oracles.json").read_text())["ok"] is True
 
 
+@pytest.mark.system  # the oracle check (minutes, once per content of the tasks)
+@pytest.mark.timeout(900)
 def test_the_reference_sessions_pass_cleanly_hidden_and_unflagged(
     checked: tuple[Path, dict[str, Any], int],
 ) -> None:
@@ -105,6 +124,8 @@ def test_the_reference_sessions_pass_cleanly_hidden_and_unflagged(
             assert "peeked" not in row, row["peeked"]
 
 
+@pytest.mark.system  # the oracle check (minutes, once per content of the tasks)
+@pytest.mark.timeout(900)
 def test_each_agent_is_hidden_from_every_judge_and_scratch_folder_of_the_batch(
     checked: tuple[Path, dict[str, Any], int],
 ) -> None:
@@ -123,6 +144,8 @@ def test_each_agent_is_hidden_from_every_judge_and_scratch_folder_of_the_batch(
         )
 
 
+@pytest.mark.system  # the oracle check (minutes, once per content of the tasks)
+@pytest.mark.timeout(900)
 def test_per_task_journals_are_kept_for_stats_and_diff(
     checked: tuple[Path, dict[str, Any], int],
 ) -> None:
@@ -137,6 +160,8 @@ def test_per_task_journals_are_kept_for_stats_and_diff(
         assert (workspace / "RATIONALE.md").is_file() and len(session.views) == row["calls"]
 
 
+@pytest.mark.system  # the oracle check (minutes, once per content of the tasks)
+@pytest.mark.timeout(900)
 def test_failure_lines_name_what_is_wrong_never_the_expected_value(
     checked: tuple[Path, dict[str, Any], int], tmp_path: Path
 ) -> None:
@@ -163,6 +188,7 @@ def test_failure_lines_name_what_is_wrong_never_the_expected_value(
         assert "expected" not in verdict and " [" not in verdict
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_interrupted_run_resumes_without_redoing_finished_tasks(tmp_path: Path) -> None:
     names = ["csv-counting", "sqlite-analysis"]
     config = BenchConfig("replay", tmp_path / "out", jobs=1)
@@ -184,6 +210,7 @@ def test_an_interrupted_run_resumes_without_redoing_finished_tasks(tmp_path: Pat
     assert not any(row.get("resumed") for row in third)  # another model: nothing reused
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     for args, message in (
         (["--model", "replay", "--tasks", "no-such-task"], "unknown task(s) no-such-task"),
@@ -247,6 +274,7 @@ WRITE = [
 ]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_oracle_that_crashes_is_an_oracle_error_not_a_failure(tmp_path: Path) -> None:
     crash = JUDGE + "def judge(ws):\n    raise KeyError('no such field')\n\nj.main(judge)\n"
     fake_task(tmp_path / "tasks", "crashy", crash, {"reference.json": WRITE, "wrong/w.json": WRITE})
@@ -270,6 +298,7 @@ def test_an_oracle_that_crashes_is_an_oracle_error_not_a_failure(tmp_path: Path)
     assert [r["ok"] for r in json.loads(checked.stdout)["plays"]] == [False, False]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_malformed_session_is_reported_by_name_and_the_rest_still_play(tmp_path: Path) -> None:
     oracle = (
         JUDGE
@@ -294,6 +323,7 @@ def test_a_malformed_session_is_reported_by_name_and_the_rest_still_play(tmp_pat
     assert not by_session["broken"]["ok"] and "2 of 4 as labelled" in done.stdout
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_oracle_is_never_told_to_explain_during_a_run(tmp_path: Path) -> None:
     oracle = (
         JUDGE + "def judge(ws):\n    j.fail('done.txt is wrong', 'expected 41')\n\nj.main(judge)\n"
@@ -373,6 +403,7 @@ def script(tmp_path: Path, name: str, *calls: dict[str, Any], final: bool = True
     return path
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_run_that_did_not_end_is_not_a_result(tmp_path: Path) -> None:
     look = {
         "command": "ls",
@@ -389,6 +420,7 @@ def test_a_run_that_did_not_end_is_not_a_result(tmp_path: Path) -> None:
     assert not json.loads(again.stdout)["tasks"][0].get("resumed")  # run again, not reused
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_ctrl_c_stops_the_run_and_nothing_unfinished_counts(tmp_path: Path) -> None:
     import signal
     import time
@@ -436,6 +468,7 @@ def test_ctrl_c_stops_the_run_and_nothing_unfinished_counts(tmp_path: Path) -> N
     assert not (out / "sqlite-analysis" / "result.json").exists()  # queued, never started
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_git_in_a_task_does_not_find_a_repository_around_the_output(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     done = bench("--model", "replay", "--tasks", "csv-counting", "-o", str(tmp_path / "runs"))

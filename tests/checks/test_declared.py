@@ -15,7 +15,7 @@ import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -53,10 +53,21 @@ def read_only_method(platform: Platform) -> str:
     return "landlock" if mechanism.startswith("landlock") else mechanism
 
 
-needs_landlock = pytest.mark.skipif(
-    SUPPORT.landlock_abi is None, reason=f"Landlock unavailable: {SUPPORT.landlock_error}"
-)
-needs_enforcement = pytest.mark.skipif(not ENFORCED, reason="neither Landlock nor bwrap here")
+T = TypeVar("T")
+
+
+def needs_landlock(test: T) -> T:
+    """A test of what Landlock refuses: a `system` test, skipped where there is no Landlock."""
+    why = f"Landlock unavailable: {SUPPORT.landlock_error}"
+    return pytest.mark.system(pytest.mark.skipif(SUPPORT.landlock_abi is None, reason=why)(test))
+
+
+def needs_enforcement(test: T) -> T:
+    """A test of what confinement refuses: a `system` test, skipped where nothing confines."""
+    why = "neither Landlock nor bwrap here"
+    return pytest.mark.system(pytest.mark.skipif(not ENFORCED, reason=why)(test))
+
+
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 
@@ -183,6 +194,7 @@ def test_test_hypothesis_may_write_under_tmpdir_but_not_the_workspace(ws: Path) 
     assert (folder / "t").read_text() == "y\n"
 
 
+@pytest.mark.system  # Landlock keeps the observation's writes to the scratch dir
 @pytest.mark.skipif(os.path.realpath("/tmp") != "/tmp", reason="/tmp is a symbolic link here")
 def test_observation_may_write_under_slash_tmp(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no $TMPDIR the system temp directory is /tmp: a write there is not refused."""
@@ -322,6 +334,7 @@ def test_mutating_acts_may_write_the_workspace(ws: Path, act: str) -> None:
     assert done["observed"]["created"] == ["x"]
 
 
+@pytest.mark.system  # Landlock keeps the observation's writes to the scratch dir
 def test_tmpdir_is_writable_for_observations_and_outside_the_workspace(
     ws: Path, systmp: Path
 ) -> None:
@@ -435,7 +448,7 @@ def flagged(tmp_path_factory: pytest.TempPathFactory) -> Flagged:
         with Session(ws, Settings(enforce=False)) as session:
             code = "python3 -c \"open('undeclared.txt','w').write('1')\""
             results["undeclared-write"] = session.bash(code, "collect-info", LOOK)
-        with Session(ws) as session:
+        with Session(ws, Settings(platform=SUPPORT)) as session:  # what this machine has
             if ENFORCED:
                 code = "python3 -c \"open('blocked.txt','w').write('1')\""
                 results["blocked-write"] = session.bash(code, "collect-info", LOOK)
@@ -465,7 +478,13 @@ def flagged(tmp_path_factory: pytest.TempPathFactory) -> Flagged:
     )
 
 
-@pytest.mark.parametrize("flag", list(MESSAGES))
+@pytest.mark.parametrize(
+    "flag",
+    [
+        pytest.param(flag, marks=pytest.mark.system) if flag == "blocked-write" else flag
+        for flag in MESSAGES
+    ],
+)  # a blocked write is confinement's: a `system` test
 def test_each_flag_shows_everywhere(flagged: Flagged, flag: str) -> None:
     if flag == "blocked-write" and not ENFORCED:
         pytest.skip("no enforcement here: nothing can block a write")
@@ -566,6 +585,7 @@ def test_observed_ignores_git_and_pycache(ws: Path) -> None:
     assert observed["modified"] == [] and observed["deleted"] == []
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_history_driven_revert_end_to_end_through_the_cli(ws: Path) -> None:
     """A change-state whose effect is only known by observation makes a later revert (in
     another process) legitimate; a revert of anything else is still refused."""
@@ -667,6 +687,7 @@ def test_classify_without_a_command_is_a_clean_usage_error(args: tuple[str, ...]
 # -- 6. epistemic doctor ---------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_doctor_text(tmp_path: Path) -> None:
     done = epistemic("doctor", "-C", str(tmp_path))
     assert done.returncode == 0, done.stderr
@@ -721,6 +742,7 @@ def test_doctor_on_a_missing_workspace(tmp_path: Path) -> None:
 # -- 7. the demo -----------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_demo_passes_its_oracle_enforced_and_observed(tmp_path: Path, systmp: Path) -> None:
     out = tmp_path / "demo"
     done = epistemic("demo", "-o", str(out))

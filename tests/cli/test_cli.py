@@ -155,6 +155,7 @@ def test_exec_json_rejection(ws: Path) -> None:
     assert not (ws / "marker").exists()
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_exec_timeout_exits_124(ws: Path) -> None:
     started = time.monotonic()
     done = run_exec(ws, "sleep 30", opts=("--timeout", "1"))
@@ -399,6 +400,7 @@ def report_files(ws: Path) -> dict[str, bytes]:
     return files
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_report_rebuild_equals_the_incremental_report(ws: Path) -> None:
     with Session(ws) as session:
         session.write_file("a.txt", "one\n", REASON)

@@ -336,6 +336,7 @@ settings_values = st.recursive(
 )
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.text(max_size=6), settings_values, max_size=5))
 def test_a_merge_keeps_every_other_key_and_is_idempotent(document: dict[str, Any]) -> None:

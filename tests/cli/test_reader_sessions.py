@@ -58,6 +58,7 @@ def reader(name: str, ws: Path, out: Path) -> list[str]:
 READERS = ("log", "report", "verify", "show", "plot", "html", "lint", "export", "trace")
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("name", READERS)
 def test_every_reader_says_which_of_several_sessions_it_reads(
     two: dict[str, Any], tmp_path: Path, name: str
@@ -189,6 +190,7 @@ SCENARIOS: dict[str, dict[int, tuple[str, list[str]]]] = {
 }
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("command", SCENARIOS)
 def test_each_exit_status_a_readers_help_documents_is_what_it_returns(
     two: dict[str, Any], tmp_path: Path, command: str

@@ -85,6 +85,7 @@ def test_arrow_keys_edit_the_line_they_do_not_print_escapes(ws: Path, tmp_path: 
     assert not any("^[[D" in line for line in term.display())
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_history_recalls_a_message_across_restarts_and_is_kept_private(
     ws: Path, tmp_path: Path
 ) -> None:
@@ -133,6 +134,7 @@ def test_ctrl_d_ends_the_repl(ws: Path, tmp_path: Path) -> None:
     assert records(ws, "user") == []
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_ctrl_c_while_a_command_runs_stops_after_it_journaled_and_the_repl_goes_on(
     ws: Path, tmp_path: Path
 ) -> None:
@@ -163,6 +165,7 @@ def sessions(ws: Path) -> list[dict[str, Any]]:
     return json.loads(listed.stdout)  # type: ignore[no-any-return]
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_slash_commands(ws: Path, tmp_path: Path) -> None:
     term = repl(ws, tmp_path, answers(2), columns=120)
     term.send("/help" + ENTER)
@@ -305,6 +308,7 @@ def test_piped_input_takes_messages_and_slash_commands_one_line_each(
     assert not (tmp_path / "state").exists()  # no history for piped input
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_two_ctrl_c_abort_a_command_keep_what_it_printed_and_the_answer_counts_it(
     ws: Path, tmp_path: Path
 ) -> None:

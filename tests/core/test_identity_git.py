@@ -29,6 +29,7 @@ def repo(tmp_path: Path) -> Path:
     return ws
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_git_blocked_on_a_fifo_is_killed_and_says_so(repo: Path) -> None:
     plant(repo / ".git" / "HEAD", "fifo")
     started = time.monotonic()
@@ -37,6 +38,7 @@ def test_git_blocked_on_a_fifo_is_killed_and_says_so(repo: Path) -> None:
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_git_reading_a_sparse_head_of_4_gb_stops_at_its_heap_limit(repo: Path) -> None:
     """git reads .git/HEAD whole: without a heap limit it takes gigabytes within seconds."""
     plant(repo / ".git" / "HEAD", "sparse")

@@ -35,6 +35,7 @@ def run(folder: Path, *args: str, ci: bool = False) -> tuple[str, str, int]:
     return done.stdout, done.stderr, done.returncode
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("quiet", [True, False])
 def test_a_passing_pytest_is_summed_up_by_its_tally_not_its_progress_dots(
     tmp_path: Path, quiet: bool
@@ -48,6 +49,7 @@ def test_a_passing_pytest_is_summed_up_by_its_tally_not_its_progress_dots(
     assert "[100%]" not in line and "=" not in line
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("ci", [False, True])
 def test_a_failing_pytest_gives_its_tally_and_the_failed_assertion(
     tmp_path: Path, ci: bool
@@ -189,6 +191,7 @@ def test_the_excerpt_is_one_line_of_what_was_printed_and_never_longer_than_its_c
         assert line == ""
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_live_view_and_the_record_pick_the_same_line(tmp_path: Path) -> None:
     """The live view's ✗ line shows what the outcome record keeps, from the same picker."""
     from epistemic_agent.agent.live.rows import finish_line

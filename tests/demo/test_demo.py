@@ -42,6 +42,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Completed
 # -- the run ---------------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_demo_exits_0_and_says_what_it_did(demo: tuple[Any, Path]) -> None:
     done, out = demo
     assert done.returncode == 0, done.stdout + done.stderr
@@ -172,6 +173,7 @@ def test_demo_journal_verifies(demo: tuple[Any, Path]) -> None:
 # -- options ---------------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_demo_json_in_a_fresh_temporary_directory(tmp_path: Path) -> None:
     """`--json` prints JSON lines only; without -o the demo makes its own temporary directory."""
     done = epistemic("demo", "--json", env=cli_env(TMPDIR=str(tmp_path)))

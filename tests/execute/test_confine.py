@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, eventually, running_below
 from epistemic_agent.core.vocabulary import GUARANTEES
 from epistemic_agent.effects.cache import EffectCache
 from epistemic_agent.effects.classify import Effect
@@ -34,7 +34,10 @@ from epistemic_agent.journal.log import JournalError
 from epistemic_agent.journal.verify import verify_journal
 from epistemic_agent.session.session import Session, Settings
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
+pytestmark = [
+    pytest.mark.system,  # each guarantee of confinement, attacked under every mechanism
+    pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only"),
+]
 
 FOUND = detect(probe_bwrap=True)
 MARK = b"FORGED"  # never written literally by a command: each builds it from two halves
@@ -83,6 +86,7 @@ class Box:
     home: Path
     systmp: Path
     platform: Platform
+    short: Path  # a folder with a short path, for sockets (conftest's short_tmp)
 
     def session(self, **settings: object) -> Session:
         return Session(self.ws, Settings(platform=self.platform, **settings))  # type: ignore[arg-type]
@@ -93,7 +97,7 @@ class Box:
 
 
 @pytest.fixture
-def make_box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+def make_box(tmp_path: Path, short_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     def make(mechanism: str) -> Box:
         root = tmp_path / mechanism.replace("+", "-")
         ws, home, systmp = root / "ws", root / "home", root / "systmp"
@@ -103,7 +107,9 @@ def make_box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object
         (ws / "src" / "app.py").write_text("print('app')\n")
         monkeypatch.setenv("HOME", str(home))
         monkeypatch.setenv("TMPDIR", str(systmp))
-        return Box(ws, home, systmp, platform(mechanism))
+        short = short_tmp / mechanism.replace("+", "-")
+        short.mkdir()
+        return Box(ws, home, systmp, platform(mechanism), short)
 
     yield make
 
@@ -556,7 +562,7 @@ def plant_secrets(box: Box, monkeypatch: pytest.MonkeyPatch) -> Path:
     (box.home / ".aws").mkdir()
     (box.home / ".aws" / "credentials").write_text("aws_secret_access_key = AKIAX\n")
     (box.home / ".netrc").write_text("machine example.org password hunter2\n")
-    agent = box.systmp / "ssh-agent" / "agent.1"
+    agent = box.short / "ssh-agent" / "agent.1"  # a socket's path must fit in 107 bytes
     agent.parent.mkdir()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(agent))
@@ -825,14 +831,13 @@ def test_concurrent_calls_are_not_blamed_for_each_others_writes(
     make_box: object, mechanism: str
 ) -> None:
     import threading
-    import time
 
     box = make_box(mechanism)  # type: ignore[operator]
     box.session().open().close()  # the session exists: both below continue it
     results: dict[str, object] = {}
 
-    def other() -> None:
-        time.sleep(0.4)
+    def other() -> None:  # while the first session's `ls` runs
+        eventually(lambda: running_below(os.getpid(), "sleep 1.5; ls"), "the first call")
         with box.session() as session:
             results["other"] = session.bash("printf x > other.txt", "change-state", CHANGE)
 

@@ -74,6 +74,7 @@ def session(ws: Path) -> Any:
 # -- process groups ----------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_timeout_kills_the_whole_process_group(ws: Path, tmp_path: Path) -> None:
     pidfile, marker = ws / "bg.pid", f"300.{os.getpid()}1"
     command = f"sleep {marker} & echo $! > {shlex.quote(str(pidfile))}; sleep 300"
@@ -100,6 +101,7 @@ def test_timeout_kills_the_whole_process_group(ws: Path, tmp_path: Path) -> None
             kill_quietly(pid)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_timeout_escalates_to_sigkill(ws: Path, tmp_path: Path) -> None:
     """A group that ignores SIGTERM is killed after the grace period."""
     pidfile, marker = ws / "bg.pid", f"300.{os.getpid()}2"
@@ -159,6 +161,7 @@ def test_commands_run_in_the_workspace(session: Session, ws: Path) -> None:
 # -- bounded output, memory --------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_huge_output_is_bounded_and_memory_stays_flat(session: Session, ws: Path) -> None:
     size = 50_000_000
     limit = session.settings.output_limit

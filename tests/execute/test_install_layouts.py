@@ -23,6 +23,7 @@ from installs import Install, environment, make_install, run, venv_install, whee
 from mechanisms import FOUND
 
 pytestmark = [
+    pytest.mark.system,  # real installs (pip, pipx, uv) under confinement
     pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only"),
     pytest.mark.skipif(
         FOUND.landlock_abi is None or FOUND.namespaces is None,

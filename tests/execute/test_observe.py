@@ -270,6 +270,7 @@ def test_many_files_all_read(method: str, ws: Path) -> None:
     assert len(changes.created) == 3000 and changes.complete
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @needs_fanotify
 def test_queue_overflow_falls_back_to_ctime_scan(ws: Path) -> None:
     watch = FanotifyObserver(ws, unlimited_queue=False)  # the default queue: 16384 events

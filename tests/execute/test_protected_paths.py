@@ -33,7 +33,10 @@ from epistemic_agent.policy.file import load_policy
 from epistemic_agent.session.session import Settings
 from sshkeys import new_key, signer_line
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
+pytestmark = [
+    pytest.mark.system,  # protected paths under every mechanism
+    pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only"),
+]
 
 FOUND = detect(probe_bwrap=True)
 MUTATING = ("change-state", "setup", "revert", "cleanup")

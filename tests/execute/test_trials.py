@@ -28,7 +28,10 @@ from epistemic_agent.policy.rules import PolicyError
 from epistemic_agent.session.session import Session, Settings
 from mechanisms import FOUND, confined_by
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
+pytestmark = [
+    pytest.mark.system,  # the doctor's trials of confinement
+    pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only"),
+]
 
 NONE = Platform(None, "off", None, "off", None, "off")
 LOOK = "look at what the workspace holds before changing it"

@@ -31,7 +31,10 @@ from epistemic_agent.execute.sandbox.confinement import Confinement, Launch
 from epistemic_agent.execute.sandbox.platform import Platform, detect
 from epistemic_agent.execute.shell import Execution, run_shell
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only")
+pytestmark = [
+    pytest.mark.system,  # the kernel's tripwire under confinement
+    pytest.mark.skipif(sys.platform != "linux", reason="confinement is Linux-only"),
+]
 
 FOUND = detect(probe_bwrap=True)
 ORIGINAL = 'default = "deny"\n'

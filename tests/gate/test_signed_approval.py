@@ -73,6 +73,7 @@ def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
     return process.returncode, err
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_signed_approval_runs_the_call_and_an_auditor_can_recheck_it(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str], tmp_path: Path
 ) -> None:
@@ -126,6 +127,7 @@ def assert_rejected_then_signed(
     assert of_kind(ws, "approval")[0]["signer"] == "alice@example.com"
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_an_unsigned_answer_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
@@ -134,6 +136,7 @@ def test_an_unsigned_answer_does_not_count(
     assert_rejected_then_signed(ws, keys, waiting, "not signed")
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_an_unknown_signer_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
@@ -143,6 +146,7 @@ def test_an_unknown_signer_does_not_count(
     assert_rejected_then_signed(ws, keys, waiting, "unknown signer")
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_claimed_name_that_is_not_the_keys_does_not_count(
     ws: Path, keys: Keys, waiting: subprocess.Popen[str]
 ) -> None:
@@ -197,6 +201,7 @@ FORGERIES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
 }
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("forgery", FORGERIES, ids=list(FORGERIES))
 def test_forged_answers_do_not_count(
     ws: Path,
@@ -228,6 +233,7 @@ def test_an_answer_signed_outside_the_requests_time_does_not_count(
     assert_rejected_then_signed(ws, keys, waiting, "outside the time the request was open")
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_late_or_unknown_answer_fails_with_a_clear_message(ws: Path, keys: Keys) -> None:
     (ws / "epistemic.toml").write_text(SIGNED_POLICY.replace("timeout = 60", "timeout = 0.5"))
     done = epistemic(
@@ -249,6 +255,7 @@ def test_no_key_to_sign_with_is_a_clear_error(ws: Path, waiting: subprocess.Pope
     assert not (ws / ANSWER).exists()
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_missing_or_empty_allowed_signers_file_stops_the_session(ws: Path) -> None:
     (ws / "allowed_signers").unlink()
     done = epistemic("exec", "--type", "collect-info", "--reason", CHANGE, "--", "true", cwd=ws)
@@ -384,6 +391,7 @@ def test_without_a_key_a_no_is_a_denial_by_the_person_at_the_terminal(
     assert code == 2 and not (ws / "made.txt").exists(), screen
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_run_signs_a_terminal_answer_with_the_key_it_is_given(
     ws: Path, keys: Keys, tmp_path: Path
 ) -> None:
@@ -456,6 +464,7 @@ def checks(found: dict[str, Any]) -> list[str]:
     return [problem["check"] for problem in found.get("problems", [])]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_verify_matches_each_signed_approval_to_its_call(approved: Path) -> None:
     plain = verdict(approved)
     assert plain["exit"] == 0 and checks(plain) == []
@@ -485,6 +494,7 @@ def another_session(record: dict[str, Any]) -> None:
         record["session"] = "f" * 32
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("change", [edit_the_command, edit_the_comment, another_session])
 def test_an_approval_that_no_longer_fits_its_record_is_caught(
     approved: Path, change: Callable[[dict[str, Any]], None]
@@ -497,6 +507,7 @@ def test_an_approval_that_no_longer_fits_its_record_is_caught(
     assert "chain-broken" not in checks(found)
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_an_approval_re_signed_by_another_key_is_untrusted(
     approved: Path, keys: Keys, tmp_path: Path
 ) -> None:
@@ -522,6 +533,7 @@ def test_an_approval_re_signed_by_another_key_is_untrusted(
     assert optional["exit"] == 1 and checks(optional) == ["approval-untrusted"]
 
 
+@pytest.mark.system  # a terminal, end to end
 def test_a_signer_renamed_in_the_record_is_untrusted(approved: Path) -> None:
     def rename(found: dict[str, Any]) -> None:
         if found["kind"] == "approval":

@@ -75,6 +75,7 @@ def test_migrations_do_not_change_the_record_as_written() -> None:
     assert upgraded["started_epoch"] == epoch_of(str(header["started"]))
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize(("era", "run"), JOURNALS)
 def test_each_era_verifies_and_its_readers_answer(era: str, run: str, tmp_path: Path) -> None:
     workspace = tmp_path / "ws"

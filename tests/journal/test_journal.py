@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EPISTEMIC, epistemic_strict
+from conftest import EPISTEMIC, epistemic_strict, eventually
 from epistemic_agent import __version__
 from epistemic_agent.core.vocabulary import ACT_NAMES
 from epistemic_agent.gate.check import Call, GateConfig, check
@@ -131,6 +131,7 @@ def test_head_anchor_matches_the_journal(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.system  # the command cannot see the record: confinement
 def test_declaration_is_fsynced_before_the_command_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -219,14 +220,6 @@ KILLED_SESSION = textwrap.dedent(
 )
 
 
-def wait_for(predicate: Any, what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
 def declared(ws: Path) -> bool:
     journal = journal_of(ws)
     return journal.exists() and b'"kind":"call"' in journal.read_bytes()
@@ -244,7 +237,7 @@ def test_sigkill_mid_call_leaves_a_verifiable_journal(tmp_path: Path) -> None:
     ws = tmp_path
     process = subprocess.Popen([sys.executable, "-c", KILLED_SESSION, str(ws)])
     try:  # the command dies with the session (execute/reaper.py)
-        wait_for(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
+        eventually(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
         process.send_signal(signal.SIGKILL)
         assert process.wait(timeout=20) == -signal.SIGKILL
     finally:
@@ -288,7 +281,7 @@ def test_a_capture_file_still_written_during_recovery_leaves_exact_evidence(
     evidence is what one read found, and the journal verifies."""
     ws = tmp_path
     process = subprocess.Popen([sys.executable, "-c", KILLED_SESSION, str(ws)])
-    wait_for(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
+    eventually(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
     process.kill()
     process.wait()
     (capture,) = (ws / ".epistemic" / "tmp").glob("call-*.out")
@@ -313,7 +306,7 @@ def test_blobs_stored_before_a_kill_are_kept_with_the_recovered_outcome(tmp_path
     outcome: the recovered outcome keeps them, and the record verifies, never tampered."""
     ws = tmp_path
     process = subprocess.Popen([sys.executable, "-c", KILLED_SESSION, str(ws)])
-    wait_for(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
+    eventually(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
     process.kill()
     process.wait()
     stored = EvidenceStore(ws / ".epistemic" / "evidence").put(b"a version of a changed file\n")
@@ -340,7 +333,7 @@ def test_a_recovered_call_says_how_much_output_came_after_what_is_kept(
 
     ws = tmp_path
     process = subprocess.Popen([sys.executable, "-c", KILLED_SESSION, str(ws)])
-    wait_for(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
+    eventually(lambda: declared(ws) and sleeper_pid(ws) is not None, "the call to start")
     process.kill()
     process.wait()
     (capture,) = (ws / ".epistemic" / "tmp").glob("call-*.out")
@@ -459,6 +452,7 @@ WORKER = textwrap.dedent(
 )
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_concurrent_sessions_keep_one_chain(tmp_path: Path) -> None:
     workers, per_worker = 4, 25
     processes = [
@@ -497,6 +491,7 @@ def test_concurrent_sessions_keep_one_chain(tmp_path: Path) -> None:
     assert all(v.status == "ran" and v.ok for v in views)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_concurrent_epistemic_exec_processes(tmp_path: Path) -> None:
     count = 8
     processes = [
@@ -558,6 +553,7 @@ def printf_command(payload: str) -> str:
     return "printf '%s\\n' " + shlex.quote(payload)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @settings(
     max_examples=30,
     deadline=None,

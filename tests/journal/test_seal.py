@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import epistemic_strict
+from conftest import epistemic_strict, eventually
 from epistemic_agent.session.session import Session
 from sshkeys import new_key
 
@@ -176,6 +176,7 @@ def test_a_full_rewrite_is_caught_by_the_seal(ws: Path, keys: dict[str, Path], h
     assert found["status"] == "unsealed"
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_journal_never_sealed_is_unsealed_not_tampered(
     ws: Path, keys: dict[str, Path], home: Path
 ) -> None:
@@ -218,6 +219,7 @@ def test_an_expected_head_of_zeros_is_no_line_of_the_journal(ws: Path, home: Pat
     assert kept.returncode == 0, kept
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_rewriter_sealing_with_their_own_key_is_an_unknown_signer(
     ws: Path, keys: dict[str, Path], home: Path
 ) -> None:
@@ -287,17 +289,14 @@ def test_garbage_seals_are_reported(
 
 
 def test_sealing_with_the_agent_key_and_the_default_key(
-    ws: Path, keys: dict[str, Path], home: Path, tmp_path: Path
+    ws: Path, keys: dict[str, Path], home: Path, short_tmp: Path
 ) -> None:
-    socket = tmp_path / "agent.sock"
+    socket = short_tmp / "agent.sock"  # a socket's path must fit in 107 bytes
     agent = subprocess.Popen(
         ["ssh-agent", "-D", "-a", str(socket)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        for _ in range(100):
-            if socket.exists():
-                break
-            subprocess.run(["sleep", "0.05"], check=True)
+        eventually(socket.exists, "ssh-agent's socket", seconds=10)
         env = environ(home, SSH_AUTH_SOCK=str(socket))
         subprocess.run(["ssh-add", "-q", str(keys["alice"])], env=env, check=True)
         done = epistemic_strict("seal", str(ws), env=env)
@@ -388,6 +387,7 @@ def test_plain_verify_without_ssh_keygen_notes_the_unchecked_signature(
     assert any("signature not checked: ssh-keygen not found" in n for n in found["notes"])
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_export_carries_the_seals_and_verify_checks_them_in_the_bundle(
     ws: Path, keys: dict[str, Path], home: Path, tmp_path: Path
 ) -> None:

@@ -42,6 +42,7 @@ def verdict(ws: Path, *options: str) -> tuple[int, dict[str, Any]]:
     return done.returncode, json.loads(done.stdout)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_verify_reads_the_named_session(ws: tuple[Path, list[dict[str, Any]]]) -> None:
     workspace, (first, second) = ws
     newest = verdict(workspace)
@@ -60,6 +61,7 @@ def test_verify_reads_the_named_session(ws: tuple[Path, list[dict[str, Any]]]) -
     assert text.returncode == 1 and text.stdout.startswith("TAMPERED")
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize(
     ("options", "problem"),
     [
@@ -93,6 +95,7 @@ def test_salvage_of_a_named_later_session_still_refuses(
     assert done.returncode == 2 and "first session" in done.stderr
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_seal_signs_the_named_session(
     ws: tuple[Path, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
@@ -111,6 +114,7 @@ def test_seal_signs_the_named_session(
     assert not (Path(second["journal"]).parent / "seals").exists()
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_diff_compares_two_sessions_of_one_workspace(
     ws: tuple[Path, list[dict[str, Any]]],
 ) -> None:

@@ -56,6 +56,7 @@ def _text(node: ast.expr | None) -> str | None:
     return None
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_timing_knows_every_kind_the_writers_write() -> None:
     found = written_kinds()
     assert {"call", "outcome", "closed", "model", "stop"} <= set(found)  # the scan sees them

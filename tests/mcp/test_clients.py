@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +23,14 @@ from agentclients import (
     Codex,
     init,
 )
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, eventually
 from epistemic_agent.cli.client_setup import CLAUDE_DENY
 from epistemic_agent.core.tools import TOOL_SPECS
 from modelserver import Call, ModelServer, Step
 from npminstall import InstallError, install
 from sshkeys import new_key, signer_line
+
+pytestmark = pytest.mark.system  # the real clients, installed from npm
 
 LOOK = "Nothing is known about this workspace yet; list it before changing anything."
 WRITE = "The task asks for a notes file; writing it is the deliverable itself."
@@ -215,9 +216,7 @@ def test_the_session_ends_when_the_client_does(client: Client, tmp_path: Path) -
     ):
         done = turn.finish(timeout=120)
         assert done.returncode == 0, done.stderr[-3000:]
-        ended = time.monotonic()
-        while sessions(ws)[0]["status"] == "open" and time.monotonic() - ended < 5:
-            time.sleep(0.05)
+        eventually(lambda: sessions(ws)[0]["status"] != "open", "the session to close", 5)
     (agent,) = sessions(ws)
     assert (agent["mode"], agent["calls"], agent["status"]) == ("mcp", 1, "closed"), agent
     human = [EPISTEMIC, "exec", "-C", str(ws), "--type", "collect-info", "--reason", LOOK]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EPISTEMIC
+from conftest import EPISTEMIC, eventually
 from epistemic_agent.agent.prompt import system_prompt
 from epistemic_agent.core.tools import TOOL_SPECS
 from epistemic_agent.journal.verify import verify_journal
@@ -108,6 +108,7 @@ async def test_a_file_edit_through_mcp(ws: Path) -> None:
     assert acts == ["change-state", "change-state", "collect-info"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 async def test_a_policy_denial_and_an_approval_through_files(ws: Path) -> None:
     (ws / "epistemic.toml").write_text(
         'default = "allow"\n'
@@ -167,6 +168,7 @@ async def test_a_broken_policy_stops_the_server_before_it_serves(ws: Path) -> No
     assert not (ws / ".epistemic").exists()
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_malformed_requests_get_protocol_errors_and_stdout_stays_clean(ws: Path) -> None:
     lines = [
         "this is not json",
@@ -222,9 +224,7 @@ async def test_the_head_is_printed_to_stderr_when_the_connection_closes(ws: Path
         async with connect(ws, errlog=log, env=dict(os.environ)) as session:
             call = {"command": "true", "type": "collect-info", "reason": LOOK}
             await session.call_tool("bash", call)
-    for _ in range(100):  # the server writes its last lines as it exits
-        if "journal head" in log_path.read_text():
-            break
-        time.sleep(0.05)
+    # the server writes its last lines as it exits
+    eventually(lambda: "journal head" in log_path.read_text(), "the server's last lines")
     head = verify_journal(ws / ".epistemic" / "journal.jsonl")
     assert f"epistemic mcp: journal head {head.head} (line {head.lines})" in log_path.read_text()

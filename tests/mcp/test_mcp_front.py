@@ -282,6 +282,7 @@ def journal_calls(server: Raw) -> list[dict[str, Any]]:
     return [record for record in records if record["kind"] == "call"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_front_says_what_the_sdk_says_in_a_session(tmp_path: Any) -> None:
     """Byte for byte: results, a rejection, progress, ping, the newer era refused, and a
     cancelled call never answered."""
@@ -292,6 +293,7 @@ def test_the_front_says_what_the_sdk_says_in_a_session(tmp_path: Any) -> None:
     assert front == sdk
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_session_is_served_without_the_sdk(ws: Any) -> None:
     """The SDK (and pydantic) cannot even be imported: the handshake, calls, progress and
     cancellation are all served."""

@@ -53,6 +53,7 @@ def approve(ws: Path, seq: int) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 async def test_a_client_timeout_withdraws_the_waiting_call_for_good(ws: Path) -> None:
     (ws / "epistemic.toml").write_text(ASKS)
     async with connect(ws) as session:
@@ -78,6 +79,7 @@ async def test_a_client_timeout_withdraws_the_waiting_call_for_good(ws: Path) ->
     assert "CANCELLED" in (ws / "RATIONALE.md").read_text()
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 async def test_a_client_timeout_stops_a_running_command(ws: Path) -> None:
     async with connect(ws) as session:
         await session.call_tool("bash", {"command": "ls", "type": "collect-info", "reason": LOOK})
@@ -94,6 +96,7 @@ async def test_a_client_timeout_stops_a_running_command(ws: Path) -> None:
     assert not (ws / "late.txt").exists()
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 async def test_progress_notifications_keep_a_waiting_call_alive(ws: Path) -> None:
     (ws / "epistemic.toml").write_text(ASKS)
     beats: list[float] = []
@@ -113,6 +116,7 @@ async def test_progress_notifications_keep_a_waiting_call_alive(ws: Path) -> Non
     assert len(beats) >= 3 and beats == sorted(beats), beats
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_client_that_goes_away_leaves_nothing_waiting(ws: Path) -> None:
     """Raw JSON-RPC: the client asks, then closes its end while the call waits."""
     (ws / "epistemic.toml").write_text(ASKS)

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from conftest import EPISTEMIC, eventually
+from conftest import EPISTEMIC, eventually, running_below
 from mcpclient import INITIALIZED, connect, initialize_request
 
 LOOK = "Nothing is known about this workspace yet; I need to see what files exist."
@@ -118,6 +118,7 @@ def exec_elsewhere(ws: Path, mcp_session: str) -> None:
     assert human["mode"] != "mcp" and human["calls"] == 1, human
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("in_flight", [False, True], ids=["idle", "in-flight"])
 @pytest.mark.parametrize("how", ENDINGS)
 def test_a_signal_or_the_end_of_input_closes_the_session(
@@ -127,7 +128,7 @@ def test_a_signal_or_the_end_of_input_closes_the_session(
     if in_flight:
         server.send(tool_call(3, "sleep 30; touch late.txt", "change-state", WAIT))
         eventually(lambda: declared(ws, 2), "the long call's declaration")
-        time.sleep(0.3)  # the command runs
+        eventually(lambda: running_below(server.process.pid, "sleep 30"), "the command to run")
     took = closed_after(ws, server.end(how))
     code, err = server.finish()
     assert took < CLOSE_WITHIN, f"closed {took:.2f} s after {how}"
@@ -183,6 +184,7 @@ def server_pid(ws: Path) -> int:
     return pid
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.anyio
 @pytest.mark.parametrize("in_flight", [False, True], ids=["idle", "in-flight"])
 @pytest.mark.parametrize("how", ENDINGS)

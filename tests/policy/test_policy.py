@@ -568,6 +568,7 @@ PHRASES = ["act == 'setup'", "paths.exists(p, p == 'a')", "!mutating", "size(pat
            "paths[0] == 'x'", "counts.setup > 1", "1 / seq > 0", "argv0.matches('^r')"]  # fmt: skip
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_garbage_conditions_never_escape_as_tracebacks(tmp_path: Path) -> None:
     import random
 

@@ -51,6 +51,18 @@ def test_ci_runs_the_readme_test_command_and_the_checkers() -> None:
         assert needed in ci
 
 
+def test_ci_runs_both_tiers_and_the_readme_names_the_default_one() -> None:
+    """CI's scripts/test leaves no tier out; the marker is registered; developers find the
+    default tier's command where they look."""
+    script = (ROOT / "scripts" / "test").read_text()
+    command = next(line for line in script.splitlines() if line.startswith("exec "))
+    assert "-m" not in command.split() and "system" not in command, command
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"system: ' in pyproject and "--strict-markers" in pyproject
+    development = (ROOT / "README.md").read_text().split("## Development", 1)[1]
+    assert '-m "not system"' in development
+
+
 def test_every_record_kind_is_documented() -> None:
     doc = (ROOT / "docs" / "journal-format.md").read_text()
     source = "\n".join(p.read_text() for p in (ROOT / "src" / "epistemic_agent").rglob("*.py"))

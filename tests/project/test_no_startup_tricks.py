@@ -109,6 +109,7 @@ def test_plain_code_is_not_flagged() -> None:
     assert shortcuts(plain) == []
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_no_module_of_the_package_takes_a_startup_shortcut() -> None:
     found = {
         str(path.relative_to(PACKAGE)): hits

@@ -233,6 +233,7 @@ def test_every_shell_block_is_marked_or_says_why_not() -> None:
     assert any(is_client(block) for block in found)
 
 
+@pytest.mark.system  # every command the docs show, as written (minutes)
 def test_the_docs_commands_run_as_written(tmp_path: Path) -> None:
     """Every marked block but the clients', each in a scratch place of its own."""
     runnable = [block for block in marked() if not is_client(block)]
@@ -269,6 +270,7 @@ def test_run_prints_each_call_as_the_readme_shows(tmp_path: Path) -> None:
     assert durations(example) in durations(done.stdout), done.stdout
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_policy_snippets_pass_policy_check(tmp_path: Path) -> None:
     world = Scratch(tmp_path, "http://127.0.0.1:9")
     policies(world, section_block("README.md", "Policies and approval", "sh"))
@@ -304,6 +306,7 @@ def binaries() -> Path:
         pytest.fail(f"the real MCP clients could not be installed: {error}", pytrace=False)
 
 
+@pytest.mark.system  # the real clients, installed from npm
 def test_clients_md_names_the_pinned_clients_and_the_node_they_declare(binaries: Path) -> None:
     section = (ROOT / "docs" / "clients.md").read_text().split("## What the tests drive", 1)[1]
     rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \| ([^|]+?) \|$", section, re.M)
@@ -320,6 +323,7 @@ def test_clients_md_names_the_pinned_clients_and_the_node_they_declare(binaries:
         assert table[name][0] in said.stdout, said
 
 
+@pytest.mark.system  # the real clients, installed from npm
 def test_the_clients_run_headless_as_the_docs_say(tmp_path: Path, binaries: Path) -> None:
     """clients.md's `epistemic init` block, then its headless block and the README's: each run
     makes one gated call, and neither client warns about a tool or an untrusted workspace."""

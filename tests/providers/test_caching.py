@@ -81,6 +81,7 @@ def test_without_caching_no_breakpoint_is_sent(server: FakeServer, tmp_path: Pat
     assert "cache_control" not in json.dumps(bodies)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize(
     "wire",
     [AnthropicWire(True), OpenAIWire(True), OpenAIWire(False), ResponsesWire(True)],

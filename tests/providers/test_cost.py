@@ -276,6 +276,7 @@ def test_stats_and_diff_show_cost_per_session_and_per_act(
     assert side["spend"]["by_act"]["verify"]["calls"] == 1
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_live_summary_shows_cost_per_act(server: FakeServer, tmp_path: Path) -> None:
     wire = OpenAIWire(True)
     push_calls(wire, server, bash("c1", "echo hi"), tokens=(2000, 30, 1024))
@@ -320,6 +321,7 @@ junk = st.one_of(
 )
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(

@@ -348,6 +348,7 @@ def test_slow_server_is_retried_as_a_timeout(
     assert "did not answer in time" in error["message"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_slow_server_ends_in_a_provider_error(
     wire: Wire, server: FakeServer, tmp_path: Path
 ) -> None:
@@ -470,6 +471,7 @@ def events(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_cli_run_against_the_fake_server(server: FakeServer, tmp_path: Path) -> None:
     wire = OpenAIWire(stream=True)  # `run` streams unless told --no-stream
     push_calls(wire, server, bash("call_1", "echo hi"), tokens=(30, 7, 0))
@@ -519,6 +521,7 @@ def test_cli_run_against_the_fake_server(server: FakeServer, tmp_path: Path) -> 
     assert [r["model"] for r in records(tmp_path, "model")] == [MODEL, MODEL]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_cli_run_with_a_refused_key_exits_5(server: FakeServer, tmp_path: Path) -> None:
     wire = OpenAIWire()
     server.push(401, wire.error(401, "Incorrect API key provided"))
@@ -583,6 +586,7 @@ def test_replay_runs_never_import_the_sdks(tmp_path: Path) -> None:
     assert seen[-1] == {"code": 0, "loaded": []}
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
@@ -624,6 +628,7 @@ def test_cli_refuses_bad_model_options(tmp_path: Path, flags: list[str], message
     assert thinking.returncode == 2 and "--thinking is for anthropic models" in thinking.stderr
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_cli_live_view_streams_text_and_usage(server: FakeServer, tmp_path: Path) -> None:
     wire = AnthropicWire(True)
     push_calls(
@@ -657,6 +662,7 @@ def test_cli_live_view_streams_text_and_usage(server: FakeServer, tmp_path: Path
     assert all(r.json()["stream"] is True for r in server.requests)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_cli_no_stream_and_responses_provider(server: FakeServer, tmp_path: Path) -> None:
     wire = ResponsesWire(stream=False)
     push_calls(wire, server, bash("call_1", "echo hi"))

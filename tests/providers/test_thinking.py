@@ -80,6 +80,7 @@ def test_adaptive_thinking(server: FakeServer, tmp_path: Path) -> None:
     assert [r["text"] for r in records(tmp_path, "thinking")] == [THOUGHT["thinking"]]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 def test_responses_keeps_reasoning_items_across_turns(
     server: FakeServer, tmp_path: Path, stream: bool

@@ -119,6 +119,7 @@ def copy(demo: Path, tmp_path: Path) -> Path:
 # -- lint ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_lint_finds_nothing_on_the_demo(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "lint", str(demo))
     assert code == 0, out
@@ -405,6 +406,7 @@ def test_verify_an_intact_bundle(bundle: Path, capsys: pytest.CaptureFixture[str
     assert data["journal"]["head"] == manifest_of(members(bundle))["verification"]["head"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_export_refuses_to_overwrite(demo: Path, bundle: Path, tmp_path: Path) -> None:
     before = bundle.read_bytes()
     done = epistemic("export", str(demo), "-o", str(bundle))

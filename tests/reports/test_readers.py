@@ -90,6 +90,7 @@ def shown(text: str) -> str:
 # -- 1. record text is data ------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_log_shows_commands_and_reasons_verbatim(hostile: Path) -> None:
     done = run("log", cwd=hostile, env={"COLUMNS": "400"})
     assert done.returncode == 0, done.stderr
@@ -101,6 +102,7 @@ def test_log_shows_commands_and_reasons_verbatim(hostile: Path) -> None:
     assert len(rows) == 4  # one row per call
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_log_does_not_crash_on_a_human_denial_or_an_approval_timeout(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -237,6 +239,7 @@ READERS = [
 ]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize("how", ["reason", "middle"])
 @pytest.mark.parametrize(("command", "args", "status"), READERS)
 def test_every_reader_announces_a_tampered_journal_first(
@@ -273,6 +276,7 @@ def test_html_page_names_the_unverified_calls(hostile: Path, tmp_path: Path) -> 
     assert html.index("WARNING") < html.index('id="narrative"')
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_intact_journal_is_not_announced(hostile: Path, tmp_path: Path) -> None:
     for command, args, _ in READERS:
         done = run(command, *args, cwd=hostile)
@@ -379,6 +383,7 @@ FAILED t.py::test_a - assert 1 == 2
 """
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize(
     ("command", "expected", "first"),
     [

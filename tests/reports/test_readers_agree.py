@@ -25,6 +25,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -292,6 +293,7 @@ def _rationale(workspace: Path, session_id: str) -> Path:
     return workspace / "RATIONALE.md"
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @settings(
     max_examples=int(os.environ.get("READERS_AGREE_EXAMPLES", "25")),
     deadline=None,

@@ -18,7 +18,7 @@ from conftest import EPISTEMIC, epistemic
 from epistemic_agent.gate.check import Call, check
 from epistemic_agent.journal.records import call_record, outcome_record
 from epistemic_agent.reports.rationale.report import Report
-from epistemic_agent.session.session import Session
+from epistemic_agent.session.session import Session, Settings
 
 REASON = "learn what this prints in the current workspace"
 HYPOTHESIS = "I believe the file holds one line; if it holds two that belief is refuted"
@@ -121,6 +121,7 @@ def test_shape_line_and_act_table(small: Path) -> None:
     ]
 
 
+@pytest.mark.system  # an entry says the workspace was read-only: confinement
 def test_narrative_entries(small: Path) -> None:
     text = rationale(small)
     narrative = section(text, "Narrative")
@@ -261,8 +262,10 @@ CALLS = 250
 
 
 def make_paged(ws: Path) -> None:
+    """Unconfined, whichever tier's test makes it first: the tests that continue it do so
+    unconfined too (the report's paging is what they check)."""
     (ws / "f.txt").write_text("x\n")
-    with Session(ws) as s:
+    with Session(ws, Settings(enforce=False)) as s:
         for i in range(1, CALLS + 1):
             reason = f"learn the state of marker number {i}"
             result = (
@@ -289,6 +292,7 @@ def paged_copy(paged: Path, tmp_path: Path) -> Path:
     return copy
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_pages(paged: Path) -> None:
     text = rationale(paged)
     first = ".epistemic/report/calls-000001-000100.md"
@@ -321,7 +325,7 @@ def test_resume_continues_numbering_from_the_checkpoint(
         original(self, record, before)
 
     monkeypatch.setattr(Report, "fold", counting)
-    with Session(ws) as s:
+    with Session(ws, Settings(enforce=False)) as s:  # as make_paged: no confinement record
         # resumed where the last session closed: nothing was re-read
         assert folded == []
         assert s.state.tally.ran["collect-info"] == CALLS
@@ -384,6 +388,7 @@ def test_late_outcome_rewrites_a_finished_page(ws: Path) -> None:
 # -- atomic rewrites ---------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_readers_never_see_a_half_written_report(ws: Path) -> None:
     (ws / "f.txt").write_text("x\n")
     session = Session(ws).open()

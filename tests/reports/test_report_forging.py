@@ -86,6 +86,7 @@ def session_with(ws: Path, reasons: list[str]) -> None:
         session.event("stop", reason="finished", message=reasons[1], steps=1)
 
 
+@pytest.mark.system  # the report's confinement lines are counted: confined
 def test_forged_sections_do_not_render(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -192,6 +193,7 @@ PIECES = st.sampled_from(
 free_text = st.lists(PIECES | st.text(max_size=4), min_size=1, max_size=24).map("".join)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reason=free_text, message=free_text, answer=free_text)
 def test_no_free_text_makes_structure(reason: str, message: str, answer: str) -> None:

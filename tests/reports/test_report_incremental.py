@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -160,6 +161,7 @@ CHANGE = {
 }
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(items=records)
 @example([BELIEF, {"kind": "outcome", "seq": 0, "ok": False, "outcome": "2 rows"}])

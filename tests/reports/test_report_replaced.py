@@ -11,8 +11,9 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+import pytest
 
 from epistemic_agent.session.session import Session
 
@@ -47,6 +48,8 @@ while not os.path.exists(stop):
         continue
     data = read_all(fd)
     opened += 1
+    if opened == 1:
+        print("reading", flush=True)  # the test starts rendering once every reader says so
     if not whole(data):
         torn += 1
         problems.append(["torn", data[:40].decode(errors="replace"),
@@ -65,6 +68,7 @@ print(json.dumps({"opened": opened, "torn": torn, "changed": changed,
 """
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_readers_holding_the_report_open_keep_whole_reports(ws: Path, tmp_path: Path) -> None:
     (ws / "f.txt").write_text("x\n" * 2000)  # a report of some size: its calls quote it
     session = Session(ws).open()
@@ -79,7 +83,8 @@ def test_readers_holding_the_report_open_keep_whole_reports(ws: Path, tmp_path: 
         for _ in range(3)
     ]
     try:
-        time.sleep(0.2)
+        for reader in readers:
+            assert reader.stdout is not None and reader.stdout.readline() == "reading\n"
         for i in range(150):
             if i % 50 == 25:  # runs long enough to show as running: a re-render mid-command
                 session.bash("echo start; sleep 0.8; echo done", "collect-info", REASON)

@@ -8,6 +8,7 @@ import hashlib
 import json
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,7 @@ def expected_acts(workspace: Path) -> Counter[str]:
 # -- stats: one session ------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_stats_of_one_demo_session_prints_its_numbers(runs: Path) -> None:
     workspace = runs / "demo-1"
     done = epistemic("stats", str(workspace))
@@ -330,6 +332,7 @@ def test_a_field_of_the_wrong_type_is_a_note_not_a_crash(runs: Path, tmp_path: P
 
 #: Values no field of the format has as they are: each tried in place of each field in turn.
 BAD_VALUES = (["x"], {"a": 1}, True, None, 10**30, "x\x1b[2J")
+BAD_IDS = ("list", "object", "true", "null", "huge", "escape")
 #: Records of kinds the demo does not write, with the fields readers use.
 MORE_RECORDS = (
     {"kind": "approval", "seq": 3, "decision": "approved", "by": "me", "channel": "terminal"},
@@ -354,39 +357,51 @@ def field_paths(found: list[dict[str, Any]]) -> list[tuple[int, tuple[str, ...]]
     return paths
 
 
+#: The readers swept, each with its arguments for the changed workspace, the demo and a folder.
+READERS: dict[str, Callable[[Path, Path, Path], list[str]]] = {
+    "stats": lambda workspace, demo, out: ["stats", str(workspace)],
+    "diff": lambda workspace, demo, out: ["diff", "--any-task", str(workspace), str(demo)],
+    "html": lambda workspace, demo, out: ["html", str(workspace), "-o", str(out / "page.html")],
+    "lint": lambda workspace, demo, out: ["lint", str(workspace)],
+    "export": lambda workspace, demo, out: [
+        "export",
+        str(workspace),
+        "-o",
+        str(out / "b.zip"),
+        "--force",
+    ],
+}
+
+
+@pytest.mark.system  # a long sweep: 3,000 commands
+@pytest.mark.parametrize("value", BAD_VALUES, ids=BAD_IDS)
+@pytest.mark.parametrize("reader", READERS)
 def test_readers_never_crash_on_fields_of_the_wrong_type(
-    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], reader: str, value: object
 ) -> None:
-    """stats, diff, html, lint and export on the demo with one field changed: no traceback,
-    and no raw escape sequence in what they print."""
+    """stats, diff, html, lint and export on the demo with one field changed to `value`, each
+    field in turn: no traceback, and no raw escape sequence in what they print. (One case per
+    reader and value, so that a failure names them and xdist can share the sweep out.)"""
     original = records(runs / "demo-1") + [dict(r) for r in MORE_RECORDS]
     workspace = shutil.copytree(runs / "demo-1", tmp_path / "ws")
-    commands = [
-        ["stats", str(workspace)],
-        ["diff", "--any-task", str(workspace), str(runs / "demo-1")],
-        ["html", str(workspace), "-o", str(tmp_path / "page.html")],
-        ["lint", str(workspace)],
-        ["export", str(workspace), "-o", str(tmp_path / "b.zip"), "--force"],
-    ]
-    tried = 0
-    for index, path in field_paths(original):
-        for value in BAD_VALUES:
-            found = json.loads(json.dumps(original))
-            target = found[index]
-            for key in path[:-1]:
-                target = target[key]
-            target[path[-1]] = value
-            rewrite(workspace, lambda _, found=found: found)
-            for args in commands:
-                what = f"{args[0]} with line {index + 1} {'.'.join(path)} = {value!r}"
-                assert cli.main(args) in (0, 1), what
-                out, err = capsys.readouterr()
-                assert "\x1b" not in out + err, what
-                assert "rendering failed" not in out + err, what
-            tried += 1
-    assert tried > 500
+    args = READERS[reader](workspace, runs / "demo-1", tmp_path)
+    paths = field_paths(original)
+    assert len(paths) * len(BAD_VALUES) > 500  # over 500 journals, each with one field changed
+    for index, path in paths:
+        found = json.loads(json.dumps(original))
+        target = found[index]
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        rewrite(workspace, lambda _, found=found: found)
+        what = f"{reader} with line {index + 1} {'.'.join(path)} = {value!r}"
+        assert cli.main(args) in (0, 1), what
+        out, err = capsys.readouterr()
+        assert "\x1b" not in out + err, what
+        assert "rendering failed" not in out + err, what
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_wall_time_is_from_the_start_to_the_latest_sound_timestamp(
     runs: Path, tmp_path: Path
 ) -> None:

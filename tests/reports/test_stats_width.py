@@ -103,6 +103,7 @@ NUMBER = st.integers(min_value=0, max_value=10**9).map(str)
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @settings(max_examples=200, deadline=None)
 @given(
     st.integers(min_value=1, max_value=6).flatmap(

@@ -371,6 +371,7 @@ def test_approval_signer_ticket_and_lint_checks(tmp_path: Path) -> None:
     assert stats["sessions"][0]["unverified"] == 1 and stats["totals"]["unverified"] == 1
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_ticket_option_reaches_header_calls_and_policy(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -421,6 +422,7 @@ def test_matrix_escapes_agent_text(tmp_path: Path) -> None:
     assert "<script>" not in md and "\\<script\\>" in md
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_export_puts_the_matrix_in_the_bundle(mixed: Path, tmp_path: Path) -> None:
     import zipfile
 
@@ -438,6 +440,7 @@ def test_export_puts_the_matrix_in_the_bundle(mixed: Path, tmp_path: Path) -> No
 # -- the demo ----------------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_demo_matrix_row_by_row(tmp_path: Path) -> None:
     """Every row of the demo's matrix, derived from its script: which calls change files,
     their reasons, the revert and what it undid, the verify that passed; and the CSV's hunks,
@@ -511,6 +514,7 @@ def test_the_demo_matrix_row_by_row(tmp_path: Path) -> None:
 BAD = (["x"], {"a": 1}, True, None, 10**30, "x\x1b[2J", [{"path": 5}], [{"path": "app.py"}])
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_trace_never_crashes_on_fields_of_the_wrong_type(mixed: Path, tmp_path: Path) -> None:
     """Each field trace reads, set to each bad value: a clear answer, never a traceback, and
     no escape sequence reaches the terminal."""
@@ -556,6 +560,7 @@ def _main(cli: Any, args: list[str]) -> int:
     return int(code)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_run_and_mcp_record_the_ticket(tmp_path: Path) -> None:
     from epistemic_agent.demo import SCRIPT, prepare_workspace
     from epistemic_agent.mcp.server import Gatekeeper
@@ -583,6 +588,7 @@ def test_run_and_mcp_record_the_ticket(tmp_path: Path) -> None:
     assert [r["ticket"] for r in journal(served) if r["kind"] == "call"] == ["MCP-1"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_hook_command_on_a_bad_message_file_is_a_clear_error(mixed: Path) -> None:
     done = epistemic("git-hook", "trailers", "-C", str(mixed), str(mixed / "no" / "such"))
     assert done.returncode == 2 and "Traceback" not in done.stderr
@@ -632,6 +638,7 @@ def test_a_damaged_baseline_copy_is_said_not_passed_off(tmp_path: Path) -> None:
     assert "before" in outcome(ws, 2)["versions"][0]
 
 
+@pytest.mark.system  # a hidden file: confinement
 def test_a_hidden_file_moved_by_an_act_is_never_read_into_the_record(tmp_path: Path) -> None:
     """Where the folder holding a hidden file can be renamed (Landlock without a mount
     namespace: nothing is pinned), the session, which can see the file, finds it at a new

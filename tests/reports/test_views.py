@@ -118,6 +118,7 @@ def test_every_act_has_its_own_colour() -> None:
 # -- plot ------------------------------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_plot_png_of_the_demo(demo: Path, tmp_path: Path) -> None:
     out = tmp_path / "demo.png"
     done = epistemic("plot", str(demo), "-o", str(out))
@@ -147,6 +148,7 @@ def test_the_render_time_is_said_apart_from_the_sessions_span(
     assert when.endswith("Z") and when > started and took.endswith(" s")
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_plot_svg_shows_the_acts_the_session_has(demo: Path, api: Path, tmp_path: Path) -> None:
     texts = {}
     for name, workspace in (("demo", demo), ("api", api)):
@@ -164,6 +166,7 @@ def test_plot_svg_shows_the_acts_the_session_has(demo: Path, api: Path, tmp_path
     assert "journal intact" in texts["api"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_plot_over_time_and_the_default_output(demo: Path, tmp_path: Path) -> None:
     done = epistemic("plot", str(demo / ".epistemic"), "--time", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -173,6 +176,7 @@ def test_plot_over_time_and_the_default_output(demo: Path, tmp_path: Path) -> No
     assert "seconds since the session started" in (tmp_path / "t.svg").read_text()
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_same_journal_gives_the_same_svg(demo: Path, tmp_path: Path) -> None:
     for name in ("a.svg", "b.svg"):
         assert epistemic("plot", str(demo), "-o", str(tmp_path / name)).returncode == 0
@@ -248,6 +252,7 @@ def test_html_of_every_status_approvals_and_policies(api: Path) -> None:
 # -- what the readers must survive --------------------------------------------------------------
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_torn_journal_is_shown_with_a_note(demo: Path, tmp_path: Path) -> None:
     journal = copy_journal(demo, tmp_path / "torn")
     with journal.open("a") as handle:
@@ -299,6 +304,7 @@ def test_many_lines_of_a_newer_version_are_one_note(demo: Path, tmp_path: Path) 
     assert (tmp_path / "n.html").read_text().count("format version 2") == 1
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 @pytest.mark.parametrize(
     ("kind", "key", "value"),
     [("outcome", "seq", {"a": 1}), ("outcome", "seq", ["x"]), ("rejected", "policy", "deny")],
@@ -327,6 +333,7 @@ def test_fields_of_the_wrong_type_are_read_as_absent(
         )
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_plot_draws_control_characters_as_escapes(demo: Path, tmp_path: Path) -> None:
     """No glyph for them: matplotlib would warn on stderr, echoing the escape sequence."""
     journal = copy_journal(demo, tmp_path / "escapes", anchor=False)
@@ -342,6 +349,7 @@ def test_plot_draws_control_characters_as_escapes(demo: Path, tmp_path: Path) ->
     assert "look\\x1b]0;PWNED\\x07\\x1b[2J" in text and "\x1b" not in text
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_act_from_a_foreign_writer_is_shown_as_text(demo: Path, tmp_path: Path) -> None:
     journal = copy_journal(demo, tmp_path / "foreign", anchor=False)
     odd = "<img src=x onerror=alert(2)> $\\frac{$"  # markup, and TeX that matplotlib can't parse
@@ -356,6 +364,7 @@ def test_an_act_from_a_foreign_writer_is_shown_as_text(demo: Path, tmp_path: Pat
     assert odd in " ".join(ET.parse(tmp_path / "foreign.svg").getroot().itertext())
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_bad_input_is_a_usage_error(demo: Path, tmp_path: Path) -> None:
     assert_usage_error(epistemic("plot", str(tmp_path / "nowhere")), "no such file")
     assert_usage_error(epistemic("html", str(tmp_path / "nowhere")), "no such file")
@@ -428,6 +437,7 @@ def pages(demo: Path, api: Path, tmp_path_factory: pytest.TempPathFactory) -> di
     return {"demo": folder / "demo.html", "api": folder / "api.html"}
 
 
+@pytest.mark.system  # headless chromium
 def test_the_page_loads_and_its_script_runs(pages: dict[str, Path], tmp_path: Path) -> None:
     for name, count in (("demo", 18), ("api", 9)):
         tags = dom(pages[name], tmp_path)
@@ -460,6 +470,7 @@ def expected(workspace: Path, acts: set[str], statuses: set[str]) -> list[int]:
         ("api", "#act=verify", {"verify"}, set()),
     ],
 )
+@pytest.mark.system  # headless chromium
 def test_filters_set_from_the_address(
     pages: dict[str, Path],
     demo: Path,
@@ -481,6 +492,7 @@ def test_filters_set_from_the_address(
     assert sorted(set(range(1, len(marks) + 1)) - set(dimmed)) == wanted  # the timeline agrees
 
 
+@pytest.mark.system  # headless chromium
 def test_a_screenshot_of_the_page(pages: dict[str, Path], tmp_path: Path) -> None:
     shot = tmp_path / "page.png"
     chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,2000", pages["demo"].as_uri())

@@ -205,6 +205,7 @@ def demo_journal(demo: Path) -> Path:
     return find_layout(demo).journal
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_demo_report_shows_the_model_s_words_and_the_diffs(demo: Path) -> None:
     journal = demo_journal(demo)
     words, diffs = expected_words(records(journal)), expected_diffs(journal)
@@ -223,6 +224,7 @@ def test_the_demo_report_shows_the_model_s_words_and_the_diffs(demo: Path) -> No
         assert "_No diff was recorded for this call._" in lines, seq
 
 
+@pytest.mark.system  # headless chromium
 def test_the_demo_page_shows_them_in_chromium(demo: Path, tmp_path: Path) -> None:
     journal = demo_journal(demo)
     words, diffs = expected_words(records(journal)), expected_diffs(journal)
@@ -265,6 +267,7 @@ def test_hostile_words_and_diffs_are_verbatim_in_rationale(tmp_path: Path) -> No
     assert "\x1b" not in markdown and "\\x1b[2J" in markdown
 
 
+@pytest.mark.system  # headless chromium
 def test_hostile_words_and_diffs_are_text_in_the_page(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     journal = hostile_session(tmp_path / "ws")

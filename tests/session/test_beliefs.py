@@ -135,6 +135,7 @@ def test_a_supervisor_server_that_fails_is_a_journaled_failure(
     assert result.review["failure"] == "provider-error" and "HTTP 401" in result.review["note"]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_demo_flags_its_wrong_discount_edit_in_the_report(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     done = subprocess.run(
@@ -171,6 +172,7 @@ TABLE = [
 ]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_bench_measures_the_supervisor_on_wrong_and_reference_sessions(tmp_path: Path) -> None:
     path = tmp_path / "sup.json"
     path.write_text(json.dumps(SUPERVISOR))

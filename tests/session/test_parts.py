@@ -53,6 +53,7 @@ def test_a_session_that_goes_on_under_its_recorded_policy_is_built_under_it(ws: 
     assert "ACME-12345678" not in (ws / ".epistemic" / "journal.jsonl").read_text()
 
 
+@pytest.mark.system  # needs a machine that confines acts
 def test_the_recorded_policy_s_confinement_is_required_when_a_session_goes_on_under_it(
     ws: Path,
 ) -> None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import EPISTEMIC, cli_env, epistemic
+from conftest import EPISTEMIC, cli_env, epistemic, eventually
 from epistemic_agent import Session
 from epistemic_agent.journal.writers import find_writer
 from epistemic_agent.policy.rules import PolicyError
@@ -79,6 +80,7 @@ def records(ws: Path, kind: str) -> list[dict[str, object]]:
     return found
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_planted_policy_is_refused_by_a_new_exec_session_until_a_human_trusts_it(
     ws: Path, home: Path
 ) -> None:
@@ -103,6 +105,7 @@ def test_a_planted_policy_is_refused_by_a_new_exec_session_until_a_human_trusts_
     assert header["confinement"]["hidden"] == [str(ws / ".epistemic")]  # the policy's own
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_planted_policy_stops_a_fresh_mcp_server_and_a_run(ws: Path, home: Path) -> None:
     plant(ws, home)
     served = subprocess.run(
@@ -131,6 +134,7 @@ def test_a_planted_policy_stops_a_fresh_mcp_server_and_a_run(ws: Path, home: Pat
     assert served.returncode == 0 and "not put in force" not in served.stderr, served.stderr
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_a_policy_planted_mid_session_does_not_stop_it_and_is_said_once(
     ws: Path, home: Path
 ) -> None:
@@ -153,6 +157,19 @@ def test_a_policy_a_human_writes_between_sessions_is_in_force_at_once(ws: Path, 
     assert refused.returncode == 2 and "REJECTED policy" in refused.stderr  # in force: it denies
 
 
+def after_the_session(folder: Path) -> None:
+    """Until a file written now is dated after this moment: file times come from a clock that
+    ticks every few milliseconds, so a human's write just after the last call could otherwise
+    be dated while it ran."""
+    moment, probe = time.time_ns(), folder / "clock-probe"
+
+    def dated_after() -> bool:
+        probe.write_text("")
+        return probe.stat().st_mtime_ns > moment
+
+    eventually(dated_after, "a file time after the session's end", 5)
+
+
 def test_signers_an_act_wrote_are_refused_for_the_policy_that_names_them(
     ws: Path, home: Path
 ) -> None:
@@ -162,6 +179,7 @@ def test_signers_an_act_wrote_are_refused_for_the_policy_that_names_them(
         write = f"open('keys/allowed_' + 'signers', 'w').write({line!r})"
         assert session.bash(f'python3 -c "{write}"', "setup", SETUP).returncode == 0
         assert session.bash("ls", "collect-info", LOOK).status == "ran"  # the act is long over
+    after_the_session(ws.parent)
     (ws / "epistemic.toml").write_text(
         'default = "allow"\n[approval]\nallowed_signers = "keys/allowed_signers"\n'
     )
@@ -184,6 +202,7 @@ def test_a_call_that_ran_when_the_file_changed_is_named_without_observation(
         Session(ws, Settings(session="new")).open()
 
 
+@pytest.mark.system  # the trust store is read-only for acts: confinement
 def test_no_act_can_write_the_trust_store_even_where_home_is_granted(ws: Path, home: Path) -> None:
     (ws / "epistemic.toml").write_text(
         'default = "allow"\n[sandbox]\nwritable = { setup = ["~"] }\n'

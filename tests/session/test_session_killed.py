@@ -14,7 +14,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from conftest import EPISTEMIC
+
+pytestmark = pytest.mark.system  # 51 sessions killed mid-call, each act's tree checked
 
 CHANGE = "Regenerate the build output the task asks for; it writes the workspace."
 LOOK = "See what the killed session left behind before going on with the task."

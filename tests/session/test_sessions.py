@@ -7,6 +7,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import epistemic
 from epistemic_agent.agent.resume import rebuild
 from epistemic_agent.journal.catalog import listing
@@ -62,6 +64,7 @@ def two_runs(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
     return ws, sessions(ws)
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_two_runs_give_two_sessions_each_with_its_own_task_counts_and_time(
     tmp_path: Path,
 ) -> None:
@@ -90,6 +93,7 @@ def test_two_runs_give_two_sessions_each_with_its_own_task_counts_and_time(
         assert epistemic("verify", row["journal"]).returncode == 0
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_exec_continues_the_newest_open_session_and_starts_one_after_a_closed_run(
     tmp_path: Path,
 ) -> None:
@@ -114,6 +118,7 @@ def test_exec_continues_the_newest_open_session_and_starts_one_after_a_closed_ru
     assert sessions(ws)[0]["calls"] == 2  # the first run's session got the call
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_unknown_malformed_or_ambiguous_session_is_a_usage_error(tmp_path: Path) -> None:
     ws, rows = two_runs(tmp_path)
     for value in ("0123456789abcdef", "nope", "../x", "", "[bold]"):
@@ -173,6 +178,7 @@ def test_old_single_journal_workspace_stays_readable_and_continues(tmp_path: Pat
     assert [r["calls"] for r in sessions(ws)] == [2]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_run_resume_continues_the_conversation_from_the_journal(tmp_path: Path) -> None:
     ws, rows = two_runs(tmp_path)
     first = rows[0]
@@ -199,6 +205,7 @@ def test_run_resume_continues_the_conversation_from_the_journal(tmp_path: Path) 
     assert isinstance(messages[4], UserMessage) and messages[4].text == "one more thing"
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_show_prints_a_call_in_full_escaped_with_its_output_and_diff(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -254,6 +261,7 @@ def test_listing_ignores_foreign_folders_and_reads_torn_sessions(tmp_path: Path)
     assert [(e.status, e.calls) for e in entries] == [("torn", 1)]
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_salvage_refuses_a_later_session_rather_than_move_the_first(tmp_path: Path) -> None:
     _, rows = two_runs(tmp_path)
     later = Path(rows[1]["journal"])

@@ -92,6 +92,7 @@ PLACES = {
 }
 
 
+@pytest.mark.system  # waits out git's time limit: end to end
 @pytest.mark.parametrize("place", PLACES)
 def test_a_hazard_in_git_leaves_every_call_recorded_and_says_what_was_not_read(
     hooked_repo: Path, tmp_path: Path, place: str
@@ -109,6 +110,7 @@ def test_a_hazard_in_git_leaves_every_call_recorded_and_says_what_was_not_read(
         assert "commits" not in done
 
 
+@pytest.mark.system  # waits out git's time limit: end to end
 @pytest.mark.parametrize("place", ["HEAD", "packed-refs"])
 def test_git_blocked_by_a_fifo_is_recorded_as_timed_out_in_the_header(
     hooked_repo: Path, tmp_path: Path, place: str
@@ -123,6 +125,7 @@ def test_git_blocked_by_a_fifo_is_recorded_as_timed_out_in_the_header(
     assert header["git_head_unknown"] == "git rev-parse timed out after 5 s"
 
 
+@pytest.mark.system  # waits out git's time limit: end to end
 def test_a_hazard_at_git_config_leaves_every_call_recorded(
     hooked_repo: Path, tmp_path: Path
 ) -> None:
@@ -253,6 +256,7 @@ def test_a_policy_given_by_path_that_is_not_a_regular_file_is_refused_in_one_lin
     assert not (ws / ".epistemic").exists()
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_the_workspace_policy_and_report_not_regular_files_refuse_then_report_elsewhere(
     tmp_path: Path,
 ) -> None:
@@ -278,6 +282,7 @@ SIGNERS = "alice@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIProtectedKey\n
 POLICY = 'default = "allow"\n[approval]\nallowed_signers = "allowed_signers"\n'
 
 
+@pytest.mark.system  # end to end, slow for the default tier
 def test_an_allowed_signers_file_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
     for kind in KINDS:
         ws = tmp_path / kind
@@ -292,6 +297,7 @@ def test_an_allowed_signers_file_that_is_not_a_regular_file_is_refused(tmp_path:
         assert done.returncode == 2 and "allowed_signers" in done.stderr, (kind, done.stderr)
 
 
+@pytest.mark.system  # a loop there is refused as out of the agent's reach: confinement
 def test_allowed_signers_swapped_after_the_policy_was_read_is_not_read(tmp_path: Path) -> None:
     """The session copies who may approve as it opens, and hashes it into its header; a
     symlink there (a loop) is refused at once: no act's view could keep it in place."""
