@@ -117,6 +117,22 @@ def running_below(pid: int, needle: str) -> bool:
     return False
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Stop at once when a record or a git repository sits above the temporary folders: every
+    workspace a test makes there would find it (the CLI takes the nearest one above as the
+    workspace), and tests would fail far from the cause."""
+    temp = Path(tempfile.gettempdir()).resolve()
+    short = Path("/tmp").resolve()  # `short_tmp` makes folders there whatever TMPDIR says
+    for folder in dict.fromkeys((temp, *temp.parents, short, *short.parents)):
+        for marker in (".epistemic", ".git"):
+            if (folder / marker).exists():
+                pytest.exit(
+                    f"{folder / marker} sits above every test's workspace (under {temp}) and "
+                    "would capture them: remove it, or point TMPDIR elsewhere",
+                    returncode=4,
+                )
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     """Sessions a test of the default tier opens in this process (its fixtures' included) run
