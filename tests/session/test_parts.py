@@ -3,12 +3,12 @@ and "decide" one level deep: the pipeline asks the policy in force, which asks t
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
 from epistemic_agent import Session
+from epistemic_agent.core.structs import FrozenInstanceError
 from epistemic_agent.gate.check import Call, check
 from epistemic_agent.journal.state import SessionState
 from epistemic_agent.policy.rules import PolicyError
@@ -27,7 +27,7 @@ DENY_RM = (
 def test_the_parts_are_made_once_and_are_the_same_everywhere(ws: Path) -> None:
     with Session(ws) as session:
         parts = session._parts
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with pytest.raises(FrozenInstanceError):
             parts.scrubber = parts.scrubber  # type: ignore[misc]
         assert parts.recorder.scrubber is parts.scrubber is session.scrubber
         pipeline = parts.pipeline

@@ -4,10 +4,10 @@ that goes on under the policy it recorded is built under that policy from the st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..approvals import Asking, Signers
+from ..core import struct
 from ..effects import EffectCache
 from ..gate import GateConfig
 from ..policy import Alerts
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..approvals import Approver
-    from ..core import Layout
+    from ..core import Layout, struct
     from ..execute import Confinement, Platform
     from ..journal import EvidenceStore
     from ..policy import Policy
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .results import Settings
 
 
-@dataclass(frozen=True)
+@struct
 class Given:
     """What a session's parts are made from besides its policy: what the caller gave and
     what opening found (the machine's platform, the session's folders)."""
@@ -53,7 +53,7 @@ class Given:
     evidence: EvidenceStore
 
 
-@dataclass(frozen=True)
+@struct
 class Parts:
     """A session's collaborators: the policy in force and its approval channel, the scrubber
     and the alerts, where records go, the confinement of its acts, the gate's configuration,
