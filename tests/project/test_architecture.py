@@ -4,35 +4,21 @@ other (imports inside functions counted), and breaking either rule fails the che
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import grimp
 
+from lintimports import copy_package, lint
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "epistemic_agent"
-LINT = Path(sys.executable).with_name("lint-imports")
 
 
 def layers() -> list[set[str]]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     contract = next(c for c in config["contracts"] if c["type"] == "layers")
     return [{name.strip() for name in layer.split(":")} for layer in contract["layers"]]
-
-
-def lint(tree: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(LINT), "--no-cache", "--config", str(ROOT / "pyproject.toml")],
-        cwd=tree,
-        env={"PYTHONPATH": str(tree / "src"), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def cycles(graph: grimp.ImportGraph) -> list[set[str]]:
@@ -104,8 +90,7 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_there_are_no_import_cycles_counting_imports_inside_functions(tmp_path: Path) -> None:
     assert cycles(grimp.build_graph("epistemic_agent", cache_dir=None)) == []
-    tree = tmp_path / "tree"
-    shutil.copytree(PACKAGE, tree / "src" / "epistemic_agent")
+    tree = copy_package(tmp_path)
     model = tree / "src" / "epistemic_agent" / "effects" / "model.py"
     model.write_text(
         model.read_text() + "\n\ndef _late() -> object:\n    from . import classify\n\n"
@@ -117,8 +102,7 @@ def test_there_are_no_import_cycles_counting_imports_inside_functions(tmp_path: 
 
 
 def test_the_contract_holds_and_breaking_a_layer_fails_it(tmp_path: Path) -> None:
-    tree = tmp_path / "tree"
-    shutil.copytree(PACKAGE, tree / "src" / "epistemic_agent")
+    tree = copy_package(tmp_path)
     assert lint(tree).returncode == 0
     core = tree / "src" / "epistemic_agent" / "core" / "vocabulary.py"
     core.write_text(

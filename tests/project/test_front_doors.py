@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import ast
 import importlib
-import shutil
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from lintimports import copy_package, lint
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "epistemic_agent"
-LINT = Path(sys.executable).with_name("lint-imports")
 
 
 def doors() -> list[str]:
@@ -64,21 +62,8 @@ def test_a_door_s_table_and_its_typed_imports_agree_and_resolve(package: str) ->
         module.not_a_name  # noqa: B018
 
 
-def lint(tree: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(LINT), "--no-cache", "--config", str(ROOT / "pyproject.toml")],
-        cwd=tree,
-        env={"PYTHONPATH": str(tree / "src"), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
 def test_a_reach_past_a_door_breaks_that_package_s_contract(tmp_path: Path) -> None:
-    tree = tmp_path / "tree"
-    shutil.copytree(PACKAGE, tree / "src" / "epistemic_agent")
+    tree = copy_package(tmp_path)
     prompt = tree / "src" / "epistemic_agent" / "agent" / "prompt.py"
     prompt.write_text(
         prompt.read_text() + "\n\ndef _late() -> object:\n    from ..journal.log import Record\n\n"
