@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import sys
 import tomllib
 from pathlib import Path
 
@@ -74,3 +75,37 @@ def test_a_reach_past_a_door_breaks_that_package_s_contract(tmp_path: Path) -> N
     assert "Front door: other packages use journal/" in broken.stdout
     assert "epistemic_agent.agent.prompt -> epistemic_agent.journal.log" in broken.stdout
     assert "Contracts: " in broken.stdout and " 1 broken" in broken.stdout
+
+
+def test_a_name_whose_module_another_thread_is_importing_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP server loads its policy in a thread while the main thread imports: a door
+    read a half-made module once, and `from ..mcp import Gatekeeper` failed."""
+    package = tmp_path / "doorway"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "from epistemic_agent.core import front_door\n"
+        "EXPORTS = {'VALUE': 'slow:VALUE'}\n"
+        "__getattr__ = front_door(__name__, EXPORTS)\n"
+    )
+    (package / "slow.py").write_text(
+        "import threading, time\nSTARTED = threading.Event()\n"
+        "import doorway\ndoorway.STARTED.set()\ntime.sleep(0.3)\nVALUE = 42\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import threading
+
+    doorway = importlib.import_module("doorway")
+    doorway.STARTED = threading.Event()  # set by `slow` once it is half made
+    importing = threading.Thread(target=importlib.import_module, args=("doorway.slow",))
+    importing.start()
+    assert doorway.STARTED.wait(10)
+    try:
+        found = {}
+        exec("from doorway import VALUE as value", found)
+        assert found["value"] == 42
+    finally:
+        importing.join(10)
+        for name in ("doorway", "doorway.slow"):
+            sys.modules.pop(name, None)

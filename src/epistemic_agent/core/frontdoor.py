@@ -5,7 +5,6 @@ until one of its names is needed (start-up stays lazy)."""
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,9 +23,10 @@ def front_door(package: str, exports: Mapping[str, str]) -> Callable[[str], obje
         if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module, _, attribute = where.partition(":")
-        found = sys.modules.get(f"{package}.{module}")
-        if found is None:  # the builtin, not importlib: nothing more to import
-            found = __import__(f"{package}.{module}", fromlist=(attribute,))
+        # Through the import system, never sys.modules alone: a module another thread is
+        # still importing is waited for, not read half made. The builtin, not importlib:
+        # nothing more to import.
+        found = __import__(f"{package}.{module}", fromlist=(attribute,))
         return getattr(found, attribute)
 
     return __getattr__
