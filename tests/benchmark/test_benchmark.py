@@ -479,3 +479,33 @@ def test_git_in_a_task_does_not_find_a_repository_around_the_output(tmp_path: Pa
         .splitlines()[0]
     )
     assert header["git_head"] is None
+
+
+class Agent:
+    """A running agent as `Running` sees it: it ends on the signal that ends it."""
+
+    def __init__(self, ends_on: int) -> None:
+        self.ends_on, self.got, self.ended = ends_on, [], False
+
+    def poll(self) -> int | None:
+        return 0 if self.ended else None
+
+    def send_signal(self, number: int) -> None:
+        self.got.append(number)
+        self.ended = self.ended or len(self.got) >= self.ends_on
+
+
+def test_an_agent_that_heard_two_ctrl_c_as_one_gets_sigterm() -> None:
+    """On a busy machine two SIGINTs sent 0.3 s apart can reach the agent as one: it stops
+    its loop and lets the command run on. It is then told to end as a second Ctrl-C would."""
+    import signal
+
+    from epistemic_agent.benchmark.config import Running
+
+    merged, heard = Agent(ends_on=3), Agent(ends_on=2)
+    running = Running()
+    running.add(merged)
+    running.add(heard)
+    running.interrupt(late=0.2)
+    assert merged.got == [signal.SIGINT, signal.SIGINT, signal.SIGTERM] and merged.ended
+    assert heard.got == [signal.SIGINT, signal.SIGINT]  # it ended: nothing more is sent

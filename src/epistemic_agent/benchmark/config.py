@@ -11,6 +11,9 @@ from typing import Any
 
 from ..core import struct
 
+#: Seconds an agent has to end after its second Ctrl-C before it gets SIGTERM
+LATE = 3.0
+
 
 @struct
 class BenchConfig:
@@ -55,12 +58,26 @@ class Running:
         with self._lock:
             self._processes.discard(process)
 
-    def interrupt(self) -> None:
+    def interrupt(self, late: float = LATE) -> None:
         """Ctrl-C twice to every running agent: the first stops its loop, the second the
-        command it is running; each journals that it was interrupted."""
+        command it is running; each journals that it was interrupted. Two signals sent close
+        together can reach a busy agent as one (it stops its loop, and lets the command run
+        on): an agent still running `late` seconds after gets SIGTERM, which `run` takes as
+        a second Ctrl-C."""
         for _ in range(2):
-            with self._lock:
-                for process in self._processes:
-                    if process.poll() is None:
-                        process.send_signal(signal.SIGINT)
+            self._signal(signal.SIGINT)
             time.sleep(0.3)
+        deadline = time.monotonic() + late
+        while time.monotonic() < deadline and self._running():
+            time.sleep(0.05)
+        self._signal(signal.SIGTERM)
+
+    def _running(self) -> bool:
+        with self._lock:
+            return any(process.poll() is None for process in self._processes)
+
+    def _signal(self, number: int) -> None:
+        with self._lock:
+            for process in self._processes:
+                if process.poll() is None:
+                    process.send_signal(number)
